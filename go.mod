@@ -1,0 +1,3 @@
+module github.com/doclib/doclib
+
+go 1.26.8

@@ -1,0 +1,88 @@
+package doclib
+
+import (
+	"context"
+	"time"
+)
+
+// Store reads stored data. Every method is one access pattern; an implementation
+// answers it with as few round trips as its backend allows. A missing item is
+// ErrNotFound (never nil, nil). Store methods know nothing of scope: the service
+// applies a key's scope to what they return.
+type Store interface {
+	// APIKey returns the key whose secret hashes to hash.
+	APIKey(ctx context.Context, hash KeyHash) (*APIKey, error)
+	// Workspace returns a workspace by ID.
+	Workspace(ctx context.Context, id string) (*Workspace, error)
+	// Device returns a device by ID.
+	Device(ctx context.Context, id string) (*Device, error)
+
+	// Libraries returns every library of a workspace.
+	Libraries(ctx context.Context, workspaceID string) ([]*Library, error)
+	// Library resolves a library of a workspace by ID, current slug or earlier slug.
+	Library(ctx context.Context, workspaceID, ref string) (*Library, error)
+
+	// ListDocuments returns one page of a library's documents that pass the filter,
+	// ordered by UpdatedAt descending then ID, and the exact number that pass.
+	ListDocuments(ctx context.Context, libraryID string, f DocumentFilter, offset, limit int) ([]*Document, int, error)
+	// Documents returns the documents with the given IDs; missing IDs are left out.
+	Documents(ctx context.Context, ids []string) (map[string]*Document, error)
+	// Edges returns the outgoing and incoming edges of each given document. A
+	// document without edges (or missing) has no entry.
+	Edges(ctx context.Context, ids []string) (map[string]*DocumentEdges, error)
+	// Graph returns a library's most active documents (RecordingCount desc, LastSeen
+	// desc, ID), at most maxDocs, and the edges between them (Support desc, source
+	// ID, target ID), at most maxEdges; truncated is true when either cap removed
+	// anything.
+	Graph(ctx context.Context, libraryID string, maxDocs, maxEdges int) (docs []*Document, edges []*Edge, truncated bool, err error)
+	// SharedRecordings returns one page of the recordings behind a document that are
+	// marked shared, by ClientCreatedAt desc then ID, and how many there are.
+	SharedRecordings(ctx context.Context, documentID string, offset, limit int) ([]*Recording, int, error)
+}
+
+// DocumentFilter narrows a library's document list. Empty fields do not filter.
+type DocumentFilter struct {
+	Category    string
+	Tag         string
+	Application string
+	// Search is a case-insensitive substring of the title or the content's text.
+	Search string
+}
+
+// Limiter counts requests in fixed windows. An implementation must be exact under
+// concurrent callers, also across processes where it is shared.
+type Limiter interface {
+	// Take takes one request from bucket's window containing now if fewer than
+	// limit were taken; a refused request takes nothing.
+	Take(ctx context.Context, bucket string, limit int, window time.Duration, now time.Time) (Quota, error)
+}
+
+// Quota is a limiter's answer.
+type Quota struct {
+	Allowed   bool
+	Limit     int
+	Remaining int
+	// Reset is when the current window ends.
+	Reset time.Time
+}
+
+// Principal is who a request acts for: an authenticated key and its scope.
+type Principal struct {
+	KeyID            string
+	WorkspaceID      string
+	Plan             Plan
+	AllLibraries     bool
+	Libraries        map[string]bool
+	RecordingDetails bool
+}
+
+// Sees reports whether the principal may see a library. Libraries of other
+// workspaces are never visible.
+func (p *Principal) Sees(lib *Library) bool {
+	return lib != nil && lib.WorkspaceID == p.WorkspaceID && p.SeesLibraryID(lib.ID)
+}
+
+// SeesLibraryID reports whether a library ID of the principal's own workspace is in
+// scope. Use it only where the workspace is known to match (edges never cross
+// workspaces; the loader refuses such data).
+func (p *Principal) SeesLibraryID(id string) bool { return p.AllLibraries || p.Libraries[id] }
