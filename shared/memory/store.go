@@ -1,0 +1,355 @@
+// Package memory is the embedded store: the whole data set in memory, indexed once
+// at load so that no request scans more than the items it returns (a substring
+// search scans one library's documents, never the store's).
+package memory
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync/atomic"
+
+	doclib "github.com/doclib/doclib/shared"
+	"github.com/doclib/doclib/shared/dataset"
+)
+
+// Store is an immutable snapshot of a data set. Replace swaps in a new snapshot
+// atomically, so readers never see half of a load.
+type Store struct {
+	snap atomic.Pointer[snapshot]
+}
+
+var _ doclib.Store = (*Store)(nil)
+
+type snapshot struct {
+	keys        map[doclib.KeyHash]*doclib.APIKey
+	workspaces  map[string]*doclib.Workspace
+	devices     map[string]*doclib.Device
+	libraries   map[string]*library
+	byWorkspace map[string][]*doclib.Library // by name, then ID
+	slugs       map[string]*library          // workspace + "/" + slug or earlier slug
+	documents   map[string]*document
+}
+
+type library struct {
+	*doclib.Library
+	// byUpdated holds the documents by UpdatedAt desc then ID; the label indexes
+	// hold the same order, so every filtered list is already sorted.
+	byUpdated     []*document
+	byCategory    map[string][]*document
+	byTag         map[string][]*document
+	byApplication map[string][]*document
+	// byActivity orders documents for the graph: RecordingCount desc, LastSeen desc, ID.
+	byActivity []*document
+	// edges are the edges inside the library by Support desc, source, target.
+	edges []*doclib.Edge
+}
+
+type document struct {
+	*doclib.Document
+	edges doclib.DocumentEdges
+	// shared holds the recordings marked shared, by ClientCreatedAt desc then ID.
+	shared []*doclib.Recording
+	// text is the lower-cased title and content that the documents filter searches.
+	text string
+}
+
+// New returns a store holding d.
+func New(d *dataset.Data) *Store {
+	s := &Store{}
+	s.Replace(d)
+	return s
+}
+
+// Replace swaps the store's contents for d.
+func (s *Store) Replace(d *dataset.Data) { s.snap.Store(build(d)) }
+
+func build(d *dataset.Data) *snapshot {
+	sn := &snapshot{
+		keys:        make(map[doclib.KeyHash]*doclib.APIKey, len(d.APIKeys)),
+		workspaces:  make(map[string]*doclib.Workspace, len(d.Workspaces)),
+		devices:     make(map[string]*doclib.Device, len(d.Devices)),
+		libraries:   make(map[string]*library, len(d.Libraries)),
+		byWorkspace: map[string][]*doclib.Library{},
+		slugs:       map[string]*library{},
+		documents:   make(map[string]*document, len(d.Documents)),
+	}
+	for _, k := range d.APIKeys {
+		sn.keys[k.Hash] = k
+	}
+	for _, w := range d.Workspaces {
+		sn.workspaces[w.ID] = w
+	}
+	for _, dv := range d.Devices {
+		sn.devices[dv.ID] = dv
+	}
+	for _, l := range d.Libraries {
+		lib := &library{Library: l, byCategory: map[string][]*document{}, byTag: map[string][]*document{}, byApplication: map[string][]*document{}}
+		sn.libraries[l.ID] = lib
+		sn.byWorkspace[l.WorkspaceID] = append(sn.byWorkspace[l.WorkspaceID], l)
+		sn.slugs[l.WorkspaceID+"/"+l.Slug] = lib
+		for _, old := range l.PreviousSlugs {
+			sn.slugs[l.WorkspaceID+"/"+old] = lib
+		}
+	}
+	for _, libs := range sn.byWorkspace {
+		slices.SortFunc(libs, func(a, b *doclib.Library) int {
+			if c := strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)); c != 0 {
+				return c
+			}
+			return strings.Compare(a.ID, b.ID)
+		})
+	}
+	for _, doc := range d.Documents {
+		sn.documents[doc.ID] = &document{Document: doc, text: searchText(doc)}
+	}
+	for _, doc := range sn.documents {
+		lib := sn.libraries[doc.LibraryID]
+		lib.byUpdated = append(lib.byUpdated, doc)
+		lib.byActivity = append(lib.byActivity, doc)
+	}
+	for _, e := range d.Edges {
+		src, dst := sn.documents[e.SourceID], sn.documents[e.TargetID]
+		src.edges.Outgoing = append(src.edges.Outgoing, e)
+		dst.edges.Incoming = append(dst.edges.Incoming, e)
+		if e.SourceLibraryID == e.TargetLibraryID {
+			lib := sn.libraries[e.SourceLibraryID]
+			lib.edges = append(lib.edges, e)
+		}
+	}
+	for _, r := range d.Recordings {
+		if !r.Shared {
+			continue
+		}
+		for _, id := range r.DocumentIDs {
+			doc := sn.documents[id]
+			doc.shared = append(doc.shared, r)
+		}
+	}
+	for _, doc := range sn.documents {
+		slices.SortFunc(doc.edges.Outgoing, edgeOrder)
+		slices.SortFunc(doc.edges.Incoming, edgeOrder)
+		slices.SortFunc(doc.shared, func(a, b *doclib.Recording) int {
+			if c := b.ClientCreatedAt.Compare(a.ClientCreatedAt); c != 0 {
+				return c
+			}
+			return strings.Compare(a.ID, b.ID)
+		})
+	}
+	for _, lib := range sn.libraries {
+		slices.SortFunc(lib.byUpdated, func(a, b *document) int {
+			if c := b.UpdatedAt.Compare(a.UpdatedAt); c != 0 {
+				return c
+			}
+			return strings.Compare(a.ID, b.ID)
+		})
+		for _, doc := range lib.byUpdated {
+			lib.byCategory[doc.Category] = append(lib.byCategory[doc.Category], doc)
+			for _, t := range doc.Tags {
+				lib.byTag[t] = append(lib.byTag[t], doc)
+			}
+			for _, a := range doc.Applications {
+				lib.byApplication[a] = append(lib.byApplication[a], doc)
+			}
+		}
+		slices.SortFunc(lib.byActivity, func(a, b *document) int {
+			if a.RecordingCount != b.RecordingCount {
+				return b.RecordingCount - a.RecordingCount
+			}
+			if c := b.LastSeen.Compare(a.LastSeen); c != 0 {
+				return c
+			}
+			return strings.Compare(a.ID, b.ID)
+		})
+		slices.SortFunc(lib.edges, edgeOrder)
+	}
+	return sn
+}
+
+// edgeOrder sorts edges by Support desc, then source ID, target ID and label.
+func edgeOrder(a, b *doclib.Edge) int {
+	if a.Support != b.Support {
+		return b.Support - a.Support
+	}
+	if c := strings.Compare(a.SourceID, b.SourceID); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.TargetID, b.TargetID); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Label, b.Label)
+}
+
+// searchText is what the documents filter's substring search looks in: the title
+// and the text of the content (its JSON strings, without keys or punctuation).
+func searchText(d *doclib.Document) string {
+	var b strings.Builder
+	b.WriteString(strings.ToLower(d.Title))
+	for _, s := range doclib.ContentStrings(d.Content) {
+		b.WriteByte('\n')
+		b.WriteString(strings.ToLower(s))
+	}
+	return b.String()
+}
+
+func (s *Store) load() *snapshot { return s.snap.Load() }
+
+// APIKey implements doclib.Store.
+func (s *Store) APIKey(_ context.Context, hash doclib.KeyHash) (*doclib.APIKey, error) {
+	if k := s.load().keys[hash]; k != nil {
+		return k, nil
+	}
+	return nil, doclib.ErrNotFound
+}
+
+// Workspace implements doclib.Store.
+func (s *Store) Workspace(_ context.Context, id string) (*doclib.Workspace, error) {
+	if w := s.load().workspaces[id]; w != nil {
+		return w, nil
+	}
+	return nil, doclib.ErrNotFound
+}
+
+// Device implements doclib.Store.
+func (s *Store) Device(_ context.Context, id string) (*doclib.Device, error) {
+	if d := s.load().devices[id]; d != nil {
+		return d, nil
+	}
+	return nil, doclib.ErrNotFound
+}
+
+// Libraries implements doclib.Store.
+func (s *Store) Libraries(_ context.Context, workspaceID string) ([]*doclib.Library, error) {
+	return s.load().byWorkspace[workspaceID], nil
+}
+
+// Library implements doclib.Store.
+func (s *Store) Library(_ context.Context, workspaceID, ref string) (*doclib.Library, error) {
+	sn := s.load()
+	if l := sn.libraries[ref]; l != nil && l.WorkspaceID == workspaceID {
+		return l.Library, nil
+	}
+	if l := sn.slugs[workspaceID+"/"+ref]; l != nil {
+		return l.Library, nil
+	}
+	return nil, doclib.ErrNotFound
+}
+
+// ListDocuments implements doclib.Store. It starts from the smallest index that the
+// filter selects and checks the remaining conditions on that list only.
+func (s *Store) ListDocuments(_ context.Context, libraryID string, f doclib.DocumentFilter, offset, limit int) ([]*doclib.Document, int, error) {
+	lib := s.load().libraries[libraryID]
+	if lib == nil {
+		return nil, 0, doclib.ErrNotFound
+	}
+	base := lib.byUpdated
+	for _, idx := range [][]*document{pick(lib.byCategory, f.Category), pick(lib.byTag, f.Tag), pick(lib.byApplication, f.Application)} {
+		if idx != nil && len(idx) < len(base) {
+			base = idx
+		}
+	}
+	for _, c := range []struct {
+		v string
+		m map[string][]*document
+	}{{f.Category, lib.byCategory}, {f.Tag, lib.byTag}, {f.Application, lib.byApplication}} {
+		if c.v != "" && len(c.m[c.v]) == 0 {
+			return []*doclib.Document{}, 0, nil
+		}
+	}
+	needle := strings.ToLower(f.Search)
+	match := func(d *document) bool {
+		return (f.Category == "" || d.Category == f.Category) &&
+			(f.Tag == "" || slices.Contains(d.Tags, f.Tag)) &&
+			(f.Application == "" || slices.Contains(d.Applications, f.Application)) &&
+			(needle == "" || strings.Contains(d.text, needle))
+	}
+	out := []*doclib.Document{}
+	total := 0
+	for _, d := range base {
+		if !match(d) {
+			continue
+		}
+		if total >= offset && len(out) < limit {
+			out = append(out, d.Document)
+		}
+		total++
+	}
+	return out, total, nil
+}
+
+func pick(m map[string][]*document, v string) []*document {
+	if v == "" {
+		return nil
+	}
+	return m[v]
+}
+
+// Documents implements doclib.Store.
+func (s *Store) Documents(_ context.Context, ids []string) (map[string]*doclib.Document, error) {
+	sn := s.load()
+	out := make(map[string]*doclib.Document, len(ids))
+	for _, id := range ids {
+		if d := sn.documents[id]; d != nil {
+			out[id] = d.Document
+		}
+	}
+	return out, nil
+}
+
+// Edges implements doclib.Store.
+func (s *Store) Edges(_ context.Context, ids []string) (map[string]*doclib.DocumentEdges, error) {
+	sn := s.load()
+	out := make(map[string]*doclib.DocumentEdges, len(ids))
+	for _, id := range ids {
+		if d := sn.documents[id]; d != nil && (len(d.edges.Outgoing) > 0 || len(d.edges.Incoming) > 0) {
+			out[id] = &d.edges
+		}
+	}
+	return out, nil
+}
+
+// Graph implements doclib.Store.
+func (s *Store) Graph(_ context.Context, libraryID string, maxDocs, maxEdges int) ([]*doclib.Document, []*doclib.Edge, bool, error) {
+	lib := s.load().libraries[libraryID]
+	if lib == nil {
+		return nil, nil, false, doclib.ErrNotFound
+	}
+	n := min(len(lib.byActivity), maxDocs)
+	truncated := n < len(lib.byActivity)
+	docs := make([]*doclib.Document, n)
+	var kept map[string]bool
+	if truncated {
+		kept = make(map[string]bool, n)
+	}
+	for i, d := range lib.byActivity[:n] {
+		docs[i] = d.Document
+		if truncated {
+			kept[d.ID] = true
+		}
+	}
+	edges := make([]*doclib.Edge, 0, min(len(lib.edges), maxEdges))
+	for _, e := range lib.edges {
+		if truncated && (!kept[e.SourceID] || !kept[e.TargetID]) {
+			continue
+		}
+		if len(edges) == maxEdges {
+			truncated = true
+			break
+		}
+		edges = append(edges, e)
+	}
+	return docs, edges, truncated, nil
+}
+
+// SharedRecordings implements doclib.Store.
+func (s *Store) SharedRecordings(_ context.Context, documentID string, offset, limit int) ([]*doclib.Recording, int, error) {
+	d := s.load().documents[documentID]
+	if d == nil {
+		return nil, 0, doclib.ErrNotFound
+	}
+	total := len(d.shared)
+	if offset >= total {
+		return []*doclib.Recording{}, total, nil
+	}
+	return d.shared[offset:min(total, offset+limit)], total, nil
+}

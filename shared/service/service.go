@@ -1,0 +1,455 @@
+// Package service is the behaviour of the read API over any doclib.Store: key
+// checks, scope, paging, traversal and the shapes of the responses. The HTTP layer
+// parses requests and encodes what this package returns; backends only store.
+// Putting the rules here, once, is what makes every backend answer alike.
+package service
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"time"
+
+	doclib "github.com/doclib/doclib/shared"
+	"github.com/doclib/doclib/shared/api"
+)
+
+// Caps and bounds of the spec.
+const (
+	DefaultPageSize       = 20
+	MaxPageSize           = 100
+	MaxRecordingsPageSize = 50
+	GraphMaxDocuments     = 2000
+	GraphMaxEdges         = 5000
+	MaxDepth              = 3
+)
+
+// Service answers the read API's questions for an authenticated principal.
+type Service struct {
+	store doclib.Store
+	now   func() time.Time
+}
+
+// New returns a Service over store. now may be nil (time.Now).
+func New(store doclib.Store, now func() time.Time) *Service {
+	if now == nil {
+		now = time.Now
+	}
+	return &Service{store: store, now: now}
+}
+
+// Page is a validated page request.
+type Page struct {
+	Number int
+	Size   int
+}
+
+// Offset is the index of the page's first item, saturating instead of overflowing.
+func (p Page) Offset() int {
+	const maxInt = int(^uint(0) >> 1)
+	if p.Number-1 > maxInt/p.Size {
+		return maxInt
+	}
+	return (p.Number - 1) * p.Size
+}
+
+// Authenticate checks a bearer secret and returns who it acts for. The stored key
+// is found by the SHA-256 of the secret and the hashes are compared in constant time.
+func (s *Service) Authenticate(ctx context.Context, secret string) (*doclib.Principal, error) {
+	if secret == "" {
+		return nil, doclib.Errorf(doclib.EUnauthorised, "Missing API key. Send it in the Authorization header as \"Bearer <API_KEY>\".")
+	}
+	hash := doclib.HashKey(secret)
+	key, err := s.store.APIKey(ctx, hash)
+	if errors.Is(err, doclib.ErrNotFound) || (err == nil && subtle.ConstantTimeCompare(key.Hash[:], hash[:]) != 1) {
+		return nil, doclib.Errorf(doclib.EUnauthorised, "The API key is not valid. Check that it was copied whole, or create a new key in the desktop app.")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("service: look up key: %w", err)
+	}
+	if !key.ExpiresAt.IsZero() && !s.now().Before(key.ExpiresAt) {
+		return nil, doclib.Errorf(doclib.EKeyExpired, "The API key expired at %s. Create a new key in the desktop app.", key.ExpiresAt.UTC().Format(time.RFC3339))
+	}
+	dev, err := s.store.Device(ctx, key.DeviceID)
+	if err != nil && !errors.Is(err, doclib.ErrNotFound) {
+		return nil, fmt.Errorf("service: look up device %s: %w", key.DeviceID, err)
+	}
+	if dev == nil || dev.Status != doclib.DeviceActive {
+		return nil, doclib.Errorf(doclib.EKeyDeviceRemoved, "The device that created this API key was removed or archived, so the key no longer works. Create a new key from an active device.")
+	}
+	ws, err := s.store.Workspace(ctx, key.WorkspaceID)
+	if err != nil {
+		return nil, fmt.Errorf("service: look up workspace %s: %w", key.WorkspaceID, err)
+	}
+	p := &doclib.Principal{KeyID: key.ID, WorkspaceID: key.WorkspaceID, Plan: ws.Plan,
+		AllLibraries: key.AllLibraries, RecordingDetails: key.RecordingDetails}
+	if !key.AllLibraries {
+		p.Libraries = make(map[string]bool, len(key.Libraries))
+		for _, id := range key.Libraries {
+			p.Libraries[id] = true
+		}
+	}
+	return p, nil
+}
+
+func libraryNotFound(ref string) error {
+	return doclib.Errorf(doclib.ENotFound, "No library %q is visible to this API key. Use a lib_ ID or a slug from GET /libraries.", ref)
+}
+
+func documentNotFound(id string) error {
+	return doclib.Errorf(doclib.ENotFound, "No document %q is visible to this API key. Documents are addressed by their doc_ ID, never by slug.", id)
+}
+
+// library resolves a library reference inside the principal's scope.
+func (s *Service) library(ctx context.Context, p *doclib.Principal, ref string) (*doclib.Library, error) {
+	lib, err := s.store.Library(ctx, p.WorkspaceID, ref)
+	if errors.Is(err, doclib.ErrNotFound) || (err == nil && !p.Sees(lib)) {
+		return nil, libraryNotFound(ref)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("service: look up library %q: %w", ref, err)
+	}
+	return lib, nil
+}
+
+// document returns a document inside the principal's scope with its library.
+func (s *Service) document(ctx context.Context, p *doclib.Principal, id string) (*doclib.Document, *doclib.Library, error) {
+	docs, err := s.store.Documents(ctx, []string{id})
+	if err != nil {
+		return nil, nil, fmt.Errorf("service: get document %s: %w", id, err)
+	}
+	doc := docs[id]
+	if doc == nil || doc.WorkspaceID != p.WorkspaceID || !p.SeesLibraryID(doc.LibraryID) {
+		return nil, nil, documentNotFound(id)
+	}
+	lib, err := s.library(ctx, p, doc.LibraryID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return doc, lib, nil
+}
+
+// Libraries is GET /libraries.
+func (s *Service) Libraries(ctx context.Context, p *doclib.Principal) (*api.LibraryList, error) {
+	libs, err := s.store.Libraries(ctx, p.WorkspaceID)
+	if err != nil {
+		return nil, fmt.Errorf("service: list libraries: %w", err)
+	}
+	out := &api.LibraryList{Libraries: []api.Library{}}
+	for _, l := range libs {
+		if p.Sees(l) {
+			out.Libraries = append(out.Libraries, libraryOut(l))
+		}
+	}
+	return out, nil
+}
+
+// Library is GET /libraries/{id}.
+func (s *Service) Library(ctx context.Context, p *doclib.Principal, ref string) (*api.Library, error) {
+	lib, err := s.library(ctx, p, ref)
+	if err != nil {
+		return nil, err
+	}
+	out := libraryOut(lib)
+	n := lib.EdgeCount
+	out.EdgeCount = &n
+	return &out, nil
+}
+
+// LabelKind selects one of a library's label lists.
+type LabelKind int
+
+// The three label lists.
+const (
+	Tags LabelKind = iota
+	Categories
+	Applications
+)
+
+// Labels is GET /libraries/{id}/tags, /categories and /applications.
+func (s *Service) Labels(ctx context.Context, p *doclib.Principal, ref string, kind LabelKind) (any, error) {
+	lib, err := s.library(ctx, p, ref)
+	if err != nil {
+		return nil, err
+	}
+	switch kind {
+	case Categories:
+		return &api.Categories{Categories: labelsOut(lib.Categories)}, nil
+	case Applications:
+		return &api.Applications{Applications: labelsOut(lib.Applications)}, nil
+	default:
+		return &api.Tags{Tags: labelsOut(lib.Tags)}, nil
+	}
+}
+
+// Documents is GET /libraries/{id}/documents.
+func (s *Service) Documents(ctx context.Context, p *doclib.Principal, ref string, f doclib.DocumentFilter, page Page) (*api.DocumentPage, error) {
+	lib, err := s.library(ctx, p, ref)
+	if err != nil {
+		return nil, err
+	}
+	docs, total, err := s.store.ListDocuments(ctx, lib.ID, f, page.Offset(), page.Size)
+	if err != nil {
+		return nil, fmt.Errorf("service: list documents of %s: %w", lib.ID, err)
+	}
+	out := &api.DocumentPage{Documents: make([]api.DocumentItem, len(docs)), Total: total,
+		Page: page.Number, PageSize: page.Size, Schema: schemaOut(lib.Schema)}
+	for i, d := range docs {
+		out.Documents[i] = api.DocumentItem{ID: d.ID, Title: d.Title, Category: d.Category,
+			Tags: d.Tags, Applications: d.Applications, RecordingCount: d.RecordingCount,
+			DeviceCount: d.DeviceCount, FirstSeen: api.Time{Time: d.FirstSeen}, LastSeen: api.Time{Time: d.LastSeen},
+			CreatedAt: api.Time{Time: d.CreatedAt}, UpdatedAt: api.Time{Time: d.UpdatedAt}, Content: d.Content}
+	}
+	return out, nil
+}
+
+// Document is GET /documents/{id}.
+func (s *Service) Document(ctx context.Context, p *doclib.Principal, id string) (*api.Document, error) {
+	doc, lib, err := s.document(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	edges, err := s.store.Edges(ctx, []string{id})
+	if err != nil {
+		return nil, fmt.Errorf("service: edges of %s: %w", id, err)
+	}
+	out := &api.Document{ID: doc.ID, Title: doc.Title, Category: doc.Category, Tags: doc.Tags,
+		Applications: doc.Applications, RecordingCount: doc.RecordingCount, DeviceCount: doc.DeviceCount,
+		FirstSeen: api.Time{Time: doc.FirstSeen}, LastSeen: api.Time{Time: doc.LastSeen},
+		CreatedAt: api.Time{Time: doc.CreatedAt}, UpdatedAt: api.Time{Time: doc.UpdatedAt},
+		Content: doc.Content, Schema: schemaOut(lib.Schema), Library: api.DocumentRef{ID: lib.ID, Name: lib.Name},
+		Edges: api.Edges{Outgoing: []api.OutgoingEdge{}, Incoming: []api.IncomingEdge{}}}
+	if de := edges[id]; de != nil {
+		for _, e := range de.Outgoing {
+			if p.SeesLibraryID(e.TargetLibraryID) {
+				out.Edges.Outgoing = append(out.Edges.Outgoing, api.OutgoingEdge{TargetDocumentID: e.TargetID,
+					TargetDocumentTitle: e.TargetTitle, TargetLibraryID: e.TargetLibraryID, Label: e.Label,
+					EdgeType: e.Type, RecordingCount: e.RecordingCount, Support: e.Support, LowConfidence: e.LowConfidence()})
+			}
+		}
+		for _, e := range de.Incoming {
+			if p.SeesLibraryID(e.SourceLibraryID) {
+				out.Edges.Incoming = append(out.Edges.Incoming, api.IncomingEdge{SourceDocumentID: e.SourceID,
+					SourceDocumentTitle: e.SourceTitle, SourceLibraryID: e.SourceLibraryID, Label: e.Label,
+					EdgeType: e.Type, RecordingCount: e.RecordingCount, Support: e.Support, LowConfidence: e.LowConfidence()})
+			}
+		}
+	}
+	return out, nil
+}
+
+// Graph is GET /libraries/{id}/graph. Both ends of every edge are in the library,
+// so the library's scope covers the whole response.
+func (s *Service) Graph(ctx context.Context, p *doclib.Principal, ref string) (*api.Graph, error) {
+	lib, err := s.library(ctx, p, ref)
+	if err != nil {
+		return nil, err
+	}
+	docs, edges, truncated, err := s.store.Graph(ctx, lib.ID, GraphMaxDocuments, GraphMaxEdges)
+	if err != nil {
+		return nil, fmt.Errorf("service: graph of %s: %w", lib.ID, err)
+	}
+	out := &api.Graph{Documents: make([]api.GraphDocument, len(docs)), Edges: make([]api.GraphEdge, len(edges)),
+		Truncated: truncated, Schema: schemaOut(lib.Schema)}
+	for i, d := range docs {
+		out.Documents[i] = api.GraphDocument{ID: d.ID, Title: d.Title, Category: d.Category, Tags: d.Tags,
+			Applications: d.Applications, RecordingCount: d.RecordingCount, LastSeen: api.Time{Time: d.LastSeen}}
+	}
+	for i, e := range edges {
+		out.Edges[i] = graphEdgeOut(e)
+	}
+	return out, nil
+}
+
+// Directions of a traversal.
+const (
+	DirectionOutgoing = "outgoing"
+	DirectionIncoming = "incoming"
+	DirectionBoth     = "both"
+)
+
+// TraverseParams are the validated parameters of a traversal.
+type TraverseParams struct {
+	Direction string
+	// Label, when not empty, is the only edge label followed.
+	Label string
+	Depth int
+}
+
+// Traverse is GET /documents/{id}/traverse: a breadth-first walk from the document
+// that never enters a document outside the principal's scope. It asks the store
+// for the edges of a whole level at once and for the reached documents at the end,
+// so a walk of depth d costs d + 2 store calls whatever its size.
+func (s *Service) Traverse(ctx context.Context, p *doclib.Principal, id string, tp TraverseParams) (*api.Traversal, error) {
+	root, _, err := s.document(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	depthOf := map[string]int{root.ID: 0}
+	order := []string{root.ID}
+	type edgeKey struct{ s, t, l string }
+	seenEdge := map[edgeKey]bool{}
+	edges := []api.GraphEdge{}
+	frontier := []string{root.ID}
+	reach := func(e *doclib.Edge, other, otherLib string, depth int, next *[]string) {
+		if (tp.Label != "" && e.Label != tp.Label) || !p.SeesLibraryID(otherLib) {
+			return
+		}
+		if k := (edgeKey{e.SourceID, e.TargetID, e.Label}); !seenEdge[k] {
+			seenEdge[k] = true
+			edges = append(edges, graphEdgeOut(e))
+		}
+		if _, ok := depthOf[other]; !ok {
+			depthOf[other] = depth
+			order = append(order, other)
+			*next = append(*next, other)
+		}
+	}
+	for depth := 1; depth <= tp.Depth && len(frontier) > 0; depth++ {
+		byDoc, err := s.store.Edges(ctx, frontier)
+		if err != nil {
+			return nil, fmt.Errorf("service: traverse %s: edges at depth %d: %w", id, depth, err)
+		}
+		var next []string
+		for _, from := range frontier {
+			de := byDoc[from]
+			if de == nil {
+				continue
+			}
+			if tp.Direction != DirectionIncoming {
+				for _, e := range de.Outgoing {
+					reach(e, e.TargetID, e.TargetLibraryID, depth, &next)
+				}
+			}
+			if tp.Direction != DirectionOutgoing {
+				for _, e := range de.Incoming {
+					reach(e, e.SourceID, e.SourceLibraryID, depth, &next)
+				}
+			}
+		}
+		frontier = next
+	}
+	docs, err := s.store.Documents(ctx, order[1:])
+	if err != nil {
+		return nil, fmt.Errorf("service: traverse %s: get documents: %w", id, err)
+	}
+	docs[root.ID] = root
+	libs, err := s.store.Libraries(ctx, p.WorkspaceID)
+	if err != nil {
+		return nil, fmt.Errorf("service: traverse %s: libraries: %w", id, err)
+	}
+	out := &api.Traversal{RootDocumentID: root.ID, Direction: tp.Direction, MaxDepth: tp.Depth,
+		Nodes: make([]api.TraverseNode, 0, len(order)), Edges: edges, Schemas: map[string]api.Schema{}}
+	if tp.Label != "" {
+		out.Label = &tp.Label
+	}
+	needed := map[string]bool{}
+	for _, nid := range order {
+		d := docs[nid]
+		if d == nil {
+			// An edge outlived its document (possible on eventually consistent
+			// backends); drop the node rather than fail the walk.
+			continue
+		}
+		needed[d.LibraryID] = true
+		out.Nodes = append(out.Nodes, api.TraverseNode{ID: d.ID, Title: d.Title, Category: d.Category,
+			Tags: d.Tags, Applications: d.Applications, LibraryID: d.LibraryID, Depth: depthOf[nid], Content: d.Content})
+	}
+	for _, l := range libs {
+		if needed[l.ID] && p.Sees(l) {
+			out.Schemas[l.ID] = schemaOut(l.Schema)
+		}
+	}
+	return out, nil
+}
+
+// SourceRecordings is GET /documents/{id}/source-recordings. Only shared recordings
+// are readable, and none on the Individual plan; private ones only count.
+func (s *Service) SourceRecordings(ctx context.Context, p *doclib.Principal, id string, page Page) (*api.SourceRecordings, error) {
+	if !p.RecordingDetails {
+		return nil, doclib.Errorf(doclib.EForbidden, "This API key has no recording-details access, which source recordings need. Create a key with recording-details access in the desktop app.")
+	}
+	doc, _, err := s.document(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	out := &api.SourceRecordings{SourceRecordings: []api.SourceRecording{}, LinkedTotal: doc.RecordingCount,
+		Page: page.Number, PageSize: page.Size}
+	if p.Plan != doclib.PlanIndividual {
+		recs, total, err := s.store.SharedRecordings(ctx, doc.ID, page.Offset(), page.Size)
+		if err != nil {
+			return nil, fmt.Errorf("service: recordings of %s: %w", doc.ID, err)
+		}
+		out.Total = total
+		for _, r := range recs {
+			qs := make([]api.Question, len(r.Questions))
+			for i, q := range r.Questions {
+				qs[i] = api.Question{ID: q.ID, Question: q.Question, Response: q.Response, SequenceOrder: q.SequenceOrder}
+			}
+			out.SourceRecordings = append(out.SourceRecordings, api.SourceRecording{ID: r.ID, Title: r.Title,
+				Status: r.Status, ClientCreatedAt: api.Time{Time: r.ClientCreatedAt}, Questions: qs, Steps: r.Steps})
+		}
+	}
+	out.PrivateTotal = out.LinkedTotal - out.Total
+	out.Guidance = recordingGuidance(p.Plan, out.LinkedTotal, out.PrivateTotal)
+	return out, nil
+}
+
+func recordingGuidance(plan doclib.Plan, linked, private int) string {
+	switch {
+	case private == 0:
+		return ""
+	case plan == doclib.PlanIndividual:
+		return fmt.Sprintf("This document was written from %d %s, but the workspace is on the Individual plan, where recordings cannot be shared, so none can be read here. The document's own content is the authoritative account.",
+			linked, plural(linked, "recording", "recordings"))
+	case private == linked:
+		return fmt.Sprintf("All %d %s behind this document are private. Recordings stay private until a member shares them from the desktop app; until then the document's own content is the authoritative account.",
+			linked, plural(linked, "recording", "recordings"))
+	default:
+		return fmt.Sprintf("%d of the %d recordings behind this document %s private and not listed. Recordings stay private until a member shares them from the desktop app.",
+			private, linked, plural(private, "is", "are"))
+	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func libraryOut(l *doclib.Library) api.Library {
+	out := api.Library{ID: l.ID, Name: l.Name, Description: l.Description,
+		Categories: make([]string, len(l.Categories)), Tags: make([]string, len(l.Tags)),
+		DocumentCount: l.DocumentCount, CreatedAt: api.Time{Time: l.CreatedAt}, UpdatedAt: api.Time{Time: l.UpdatedAt}}
+	for i, c := range l.Categories {
+		out.Categories[i] = c.Name
+	}
+	for i, t := range l.Tags {
+		out.Tags[i] = t.Name
+	}
+	return out
+}
+
+func labelsOut(ls []doclib.Label) []api.Label {
+	out := make([]api.Label, len(ls))
+	for i, l := range ls {
+		out[i] = api.Label{Name: l.Name, DocumentCount: l.DocumentCount}
+	}
+	return out
+}
+
+func schemaOut(s doclib.Schema) api.Schema {
+	out := api.Schema{Version: s.Version, Sections: make([]api.Section, len(s.Sections))}
+	for i, sec := range s.Sections {
+		out.Sections[i] = api.Section{Key: sec.Key, Title: sec.Title, Type: sec.Type}
+	}
+	return out
+}
+
+func graphEdgeOut(e *doclib.Edge) api.GraphEdge {
+	return api.GraphEdge{SourceDocumentID: e.SourceID, SourceDocumentTitle: e.SourceTitle,
+		TargetDocumentID: e.TargetID, TargetDocumentTitle: e.TargetTitle, Label: e.Label, EdgeType: e.Type,
+		RecordingCount: e.RecordingCount, Support: e.Support, LowConfidence: e.LowConfidence()}
+}
