@@ -643,14 +643,21 @@ func (v *validator) content(item string, lib *doclib.Library, content map[string
 			b.WriteByte(',')
 		}
 		first = false
-		kb, _ := json.Marshal(s.Key)
-		vb, _ := json.Marshal(val)
-		b.Write(kb)
+		writeJSON(&b, s.Key)
 		b.WriteByte(':')
-		b.Write(vb)
+		writeJSON(&b, val)
 	}
 	b.WriteByte('}')
 	return b.Bytes()
+}
+
+// writeJSON appends v without HTML escaping, so that "Directory > People" stays
+// readable in responses instead of becoming "Directory \u003e People".
+func writeJSON(b *bytes.Buffer, v any) {
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)       // strings and arrays of strings always encode
+	b.Truncate(b.Len() - 1) // Encode ends with a newline
 }
 
 // derive computes the values that are stored, never imported: label lists and
