@@ -1,0 +1,162 @@
+// Command doclib-datagen writes a synthetic data set: the demo set by default
+// (shared/demo/demo.json is its output), or a large one for benchmarks.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"time"
+
+	"github.com/doclib/doclib/shared/demo"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "doclib-datagen:", err)
+		var ue usageError
+		if errors.As(err, &ue) {
+			fmt.Fprintln(os.Stderr, "Run 'doclib-datagen --help' for usage.")
+			os.Exit(2)
+		}
+		os.Exit(1)
+	}
+}
+
+// usageError is a mistake in the command line: exit code 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+// maxDocuments keeps a typo from filling the disk.
+const maxDocuments = 5_000_000
+
+const usage = `Usage: doclib-datagen [--documents N] [--seed N] [--out FILE]
+
+Writes a deterministic doclib data set (decisions.md, "Data set format"): the same
+options always give the same bytes. The default is the demo set of 200 documents
+that shared/demo/demo.json holds; larger sets keep the same workspaces, keys and
+libraries, put about 40%% of the documents in lib_it, and are written as compact JSON
+above %d documents.
+
+Options:
+  --documents N   number of documents, %d to %d (default 200)
+  --seed N        random seed (default 1, the demo's; 0 means 1)
+  --out FILE      file to write, replaced only once complete; "-" is standard
+                  output (default "-")
+  --help          show this help
+
+Examples:
+  go run ./cmd/doclib-datagen --out shared/demo/demo.json
+  go run ./cmd/doclib-datagen --documents 100000 --out /tmp/big.json
+`
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("doclib-datagen", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	documents := fs.Int("documents", demo.DemoDocuments, "")
+	seed := fs.Uint64("seed", 1, "")
+	out := fs.String("out", "-", "")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(stdout, usage, demo.CompactAbove, demo.MinDocuments, maxDocuments)
+			return nil
+		}
+		return usageError{err.Error()}
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usageError{fmt.Sprintf("unexpected argument %q; every option is a flag", fs.Arg(0))}
+	case *documents < demo.MinDocuments || *documents > maxDocuments:
+		return usageError{fmt.Sprintf("--documents %d is out of range: give %d (one per library) to %d", *documents, demo.MinDocuments, maxDocuments)}
+	case *out == "":
+		return usageError{`--out is empty: give a file name, or "-" for standard output`}
+	}
+
+	large := *documents > demo.CompactAbove
+	if large {
+		fmt.Fprintf(stderr, "generating %d documents (seed %d)...\n", *documents, *seed)
+	}
+	start := time.Now()
+	f := demo.Generate(demo.Options{Documents: *documents, Seed: *seed})
+	generated := time.Since(start)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if large {
+		fmt.Fprintf(stderr, "generated in %.1fs, writing...\n", generated.Seconds())
+	}
+
+	target := "stdout"
+	var size int64
+	if *out == "-" {
+		cw := &countingWriter{ctx: ctx, w: stdout}
+		if err := demo.Encode(cw, f); err != nil {
+			return err
+		}
+		size = cw.n
+	} else {
+		target = *out
+		n, err := writeFile(ctx, *out, func(w io.Writer) error { return demo.Encode(w, f) })
+		if err != nil {
+			return err
+		}
+		size = n
+	}
+	fmt.Fprintf(stderr, "generated %d documents, %d edges, %d recordings (%.1f MB) in %.1fs -> %s\n",
+		len(f.Documents), len(f.Edges), len(f.Recordings), float64(size)/1e6, time.Since(start).Seconds(), target)
+	return nil
+}
+
+// writeFile writes to a temporary file beside path and renames it into place, so
+// that a failed or interrupted run leaves the old file, or nothing, never half a file.
+func writeFile(ctx context.Context, path string, write func(io.Writer) error) (n int64, err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return 0, fmt.Errorf("create %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	cw := &countingWriter{ctx: ctx, w: tmp}
+	if err := write(cw); err != nil {
+		return 0, fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		return 0, fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return 0, fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return 0, fmt.Errorf("write %s: %w", path, err)
+	}
+	return cw.n, nil
+}
+
+// countingWriter counts bytes and stops the write once ctx is done.
+type countingWriter struct {
+	ctx context.Context
+	w   io.Writer
+	n   int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
