@@ -1,0 +1,202 @@
+// Command doclib-server serves the doclib read API locally from an embedded store:
+// the built-in demo data set, or a data-set file given with --data.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/doclib/doclib/shared/dataset"
+	"github.com/doclib/doclib/shared/demo"
+	"github.com/doclib/doclib/shared/httpapi"
+	"github.com/doclib/doclib/shared/memory"
+	"github.com/doclib/doclib/shared/service"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		fmt.Fprintln(os.Stderr, "doclib-server:", err)
+		var ue usageError
+		if errors.As(err, &ue) {
+			os.Exit(2)
+		}
+		os.Exit(1)
+	}
+}
+
+type usageError struct{ error }
+
+const usage = `Usage: doclib-server [flags]
+
+Serves the doclib read API on a local address from an in-memory store. Without
+--data it serves the built-in demo data set and prints demo keys to try.
+
+Examples:
+  go run ./cmd/doclib-server
+  go run ./cmd/doclib-server --addr 127.0.0.1:9090 --key-limit 1000
+  go run ./cmd/doclib-server --data my-data.json
+
+Flags:
+`
+
+// config is what the flags and environment decide.
+type config struct {
+	data      string
+	addr      string
+	keyLimit  int
+	ipLimit   int
+	window    time.Duration
+	noLimits  bool
+	logFormat string
+}
+
+func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("doclib-server", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&c.data, "data", getenv("DOCLIB_DATA"), "data-set `FILE` to serve instead of the demo (env DOCLIB_DATA)")
+	addr := getenv("DOCLIB_ADDR")
+	if addr == "" {
+		addr = "127.0.0.1:8080"
+	}
+	fs.StringVar(&c.addr, "addr", addr, "`HOST:PORT` to listen on; port 0 picks a free one (env DOCLIB_ADDR)")
+	fs.IntVar(&c.keyLimit, "key-limit", httpapi.DefaultKeyLimit, "requests per window per API key")
+	fs.IntVar(&c.ipLimit, "ip-limit", httpapi.DefaultIPLimit, "requests per window per client IP")
+	fs.DurationVar(&c.window, "rate-window", httpapi.DefaultWindow, "length of a rate-limit window")
+	fs.BoolVar(&c.noLimits, "no-rate-limits", false, "serve without rate limits (for load tests)")
+	fs.StringVar(&c.logFormat, "log-format", "text", "log format: text or json")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return c, err
+		}
+		return c, usageError{err}
+	}
+	switch {
+	case fs.NArg() > 0:
+		return c, usageError{fmt.Errorf("unexpected argument %q; see --help", fs.Arg(0))}
+	case c.keyLimit < 1 || c.ipLimit < 1:
+		return c, usageError{errors.New("--key-limit and --ip-limit must be 1 or more")}
+	case c.window < time.Second:
+		return c, usageError{errors.New("--rate-window must be at least 1s")}
+	case c.logFormat != "text" && c.logFormat != "json":
+		return c, usageError{fmt.Errorf("--log-format must be text or json, not %q", c.logFormat)}
+	}
+	return c, nil
+}
+
+// run is the whole program, so that tests drive the same entry point as main.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	c, err := parseFlags(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	var logger *slog.Logger
+	if c.logFormat == "json" {
+		logger = slog.New(slog.NewJSONHandler(stderr, nil))
+	} else {
+		logger = slog.New(slog.NewTextHandler(stderr, nil))
+	}
+
+	start := time.Now()
+	var data *dataset.Data
+	source := "the built-in demo data set"
+	if c.data != "" {
+		source = c.data
+		data, err = dataset.LoadFile(c.data)
+	} else {
+		data, err = demo.Load()
+	}
+	if err != nil {
+		return err
+	}
+	store := memory.New(data)
+	loaded := time.Since(start)
+
+	cfg := httpapi.Config{Service: service.New(store, nil), KeyLimit: c.keyLimit, IPLimit: c.ipLimit,
+		Window: c.window, Logger: logger}
+	if !c.noLimits {
+		cfg.Limiter = memory.NewLimiter()
+	}
+	ln, err := net.Listen("tcp", c.addr)
+	if err != nil {
+		return fmt.Errorf("cannot listen on %s: %w (is another server using the port? try --addr 127.0.0.1:0)", c.addr, err)
+	}
+	srv := &http.Server{Handler: httpapi.NewServer(cfg), ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout: 2 * time.Minute, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+
+	base := "http://" + ln.Addr().String()
+	printBanner(stdout, base, source, data, loaded, c.data == "")
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	fmt.Fprintln(stdout, "Shutting down: finishing requests in flight...")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	fmt.Fprintln(stdout, "Stopped.")
+	return nil
+}
+
+func printBanner(w io.Writer, base, source string, d *dataset.Data, loaded time.Duration, isDemo bool) {
+	fmt.Fprintf(w, "doclib read API at %s\n", base)
+	fmt.Fprintf(w, "Serving %s: %d workspaces, %d libraries, %d documents, %d edges, %d recordings (loaded in %s).\n\n",
+		source, len(d.Workspaces), len(d.Libraries), len(d.Documents), len(d.Edges), len(d.Recordings), loaded.Round(time.Millisecond))
+	if !isDemo {
+		fmt.Fprintf(w, "Try (with a key from your data set):\n  curl -s -H \"Authorization: Bearer $DOCLIB_API_KEY\" %s/libraries\n\n", base)
+		fmt.Fprintln(w, "Press Ctrl-C to stop.")
+		return
+	}
+	fmt.Fprintln(w, "Try:")
+	full := demo.Keys[0].Secret
+	for _, p := range []string{"/libraries", "/libraries/it-operations", "/libraries/lib_it/documents?pageSize=5",
+		"/libraries/lib_it/graph", "/documents/" + firstDocument(d, "lib_it"), "/documents/" + firstDocument(d, "lib_it") + "/traverse?depth=2"} {
+		fmt.Fprintf(w, "  curl -s -H 'Authorization: Bearer %s' '%s%s'\n", full, base, p)
+	}
+	fmt.Fprintln(w, "\nDemo keys (send as Authorization: Bearer <key>):")
+	width := 0
+	for _, k := range demo.Keys {
+		width = max(width, len(k.Secret))
+	}
+	for _, k := range demo.Keys {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, k.Secret, k.Description)
+	}
+	fmt.Fprintln(w, "\nPress Ctrl-C to stop.")
+}
+
+// firstDocument picks a stable example document of a library for the banner.
+func firstDocument(d *dataset.Data, libraryID string) string {
+	best := ""
+	for _, doc := range d.Documents {
+		if doc.LibraryID == libraryID && (best == "" || strings.Compare(doc.ID, best) < 0) {
+			best = doc.ID
+		}
+	}
+	return best
+}

@@ -1,0 +1,69 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+
+	doclib "github.com/doclib/doclib/shared"
+	"github.com/doclib/doclib/shared/api"
+)
+
+var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// writeJSON encodes v as the response body with its Content-Length. v is encoded
+// fully before anything is written, so an encoding failure still gets a clean 500.
+func (s *server) writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
+	buf := bufPool.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer func() {
+		if buf.Cap() <= 1<<22 { // do not keep huge buffers alive
+			bufPool.Put(buf)
+		}
+	}()
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	h.Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// writeError answers with the error shape. Errors that are not *doclib.Error are
+// internal: logged in full, shown to the client as a generic sentence only.
+func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	code := doclib.ErrorCode(err)
+	if code == doclib.EInternal || code == doclib.EUnavailable {
+		s.Logger.ErrorContext(r.Context(), "request failed", "request_id", RequestIDFrom(r.Context()),
+			"method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	writeErrorPlain(w, r, err)
+}
+
+// writeErrorPlain writes the error shape without logging.
+func writeErrorPlain(w http.ResponseWriter, _ *http.Request, err error) {
+	code := doclib.ErrorCode(err)
+	body, _ := json.Marshal(api.ErrorBody{Error: api.ErrorDetail{Code: code, Message: doclib.ErrorMessage(err)}})
+	body = append(body, '\n')
+	h := w.Header()
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(doclib.Status(code))
+	_, _ = w.Write(body)
+}
+
+// logLevel is the level of access log lines: failures of the server stand out.
+func logLevel(status int) slog.Level {
+	if status >= 500 {
+		return slog.LevelError
+	}
+	return slog.LevelInfo
+}

@@ -1,0 +1,211 @@
+package httpapi
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"path"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	doclib "github.com/doclib/doclib/shared"
+)
+
+// recorder remembers the status for the access log and whether a response began.
+type recorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *recorder) WriteHeader(status int) {
+	if r.status == 0 {
+		r.status = status
+	}
+	r.ResponseWriter.WriteHeader(status)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.ResponseWriter.Write(b)
+}
+
+// withRequest gives every response an X-Request-Id and writes one log line.
+func (s *server) withRequest(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := s.Now()
+		id := s.RequestID(r)
+		w.Header().Set("X-Request-Id", id)
+		ctx := context.WithValue(r.Context(), requestIDKey, id)
+		rec := &recorder{ResponseWriter: w}
+		next.ServeHTTP(rec, r.WithContext(ctx))
+		attrs := []any{"request_id", id, "method", r.Method, "path", r.URL.Path, "status", rec.status,
+			"duration_ms", float64(s.Now().Sub(start).Microseconds()) / 1000}
+		if p := PrincipalFrom(ctx); p != nil {
+			attrs = append(attrs, "key_id", p.KeyID)
+		}
+		s.Logger.Log(ctx, logLevel(rec.status), "request", attrs...)
+	})
+}
+
+// recoverPanics turns a panic into a 500 in the error shape; the stack goes to the
+// log only.
+func (s *server) recoverPanics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			v := recover()
+			if v == nil {
+				return
+			}
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.Logger.ErrorContext(r.Context(), "panic", "request_id", RequestIDFrom(r.Context()),
+				"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			if rec, ok := w.(*recorder); ok && rec.status != 0 {
+				return // the response has begun; nothing more can be said
+			}
+			s.writeError(w, r, fmt.Errorf("httpapi: panic: %v", v))
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// limitIP applies the per-IP limit first, so that guessing keys is throttled too.
+func (s *server) limitIP(next http.Handler) http.Handler {
+	if s.Limiter == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q, err := s.Limiter.Take(r.Context(), "ip:"+s.ClientIP(r), s.IPLimit, s.Window, s.Now())
+		if err != nil {
+			s.writeError(w, r, limiterUnavailable(err))
+			return
+		}
+		if !q.Allowed {
+			setQuotaHeaders(w.Header(), q)
+			s.rateLimited(w, r, q, "this IP address", s.IPLimit)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// limitKey applies the per-key limit once the key is known. Every response past
+// this point carries the key's X-RateLimit-* headers.
+func (s *server) limitKey(next http.Handler) http.Handler {
+	if s.Limiter == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := PrincipalFrom(r.Context())
+		q, err := s.Limiter.Take(r.Context(), "key:"+p.KeyID, s.KeyLimit, s.Window, s.Now())
+		if err != nil {
+			s.writeError(w, r, limiterUnavailable(err))
+			return
+		}
+		setQuotaHeaders(w.Header(), q)
+		if !q.Allowed {
+			s.rateLimited(w, r, q, "this API key", s.KeyLimit)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func limiterUnavailable(err error) error {
+	return doclib.Unavailable(fmt.Errorf("httpapi: rate limiter: %w", err))
+}
+
+func setQuotaHeaders(h http.Header, q doclib.Quota) {
+	h.Set("X-RateLimit-Limit", strconv.Itoa(q.Limit))
+	h.Set("X-RateLimit-Remaining", strconv.Itoa(max(q.Remaining, 0)))
+	h.Set("X-RateLimit-Reset", strconv.FormatInt(q.Reset.Unix(), 10))
+}
+
+func (s *server) rateLimited(w http.ResponseWriter, r *http.Request, q doclib.Quota, who string, limit int) {
+	wait := int(math.Ceil(q.Reset.Sub(s.Now()).Seconds()))
+	wait = max(wait, 1)
+	w.Header().Set("Retry-After", strconv.Itoa(wait))
+	s.writeError(w, r, doclib.Errorf(doclib.ERateLimited,
+		"Too many requests from %s: the limit is %d per %s. Wait %d %s (see Retry-After) and retry.",
+		who, limit, windowWords(s.Window), wait, plural(wait, "second", "seconds")))
+}
+
+func windowWords(d time.Duration) string {
+	if d == time.Minute {
+		return "minute"
+	}
+	return d.String()
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// authenticate checks the bearer key and puts the principal in the context.
+func (s *server) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		secret, err := bearer(r.Header.Values("Authorization"))
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		p, err := s.Service.Authenticate(r.Context(), secret)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey, p)))
+	})
+}
+
+// bearer extracts the secret of an "Authorization: Bearer <key>" header.
+func bearer(values []string) (string, error) {
+	switch {
+	case len(values) == 0:
+		return "", nil // Authenticate names the missing key
+	case len(values) > 1:
+		return "", doclib.Errorf(doclib.EUnauthorised, "Send exactly one Authorization header, \"Bearer <API_KEY>\".")
+	}
+	scheme, secret, ok := strings.Cut(strings.TrimSpace(values[0]), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(secret) == "" {
+		return "", doclib.Errorf(doclib.EUnauthorised, "The Authorization header must be \"Bearer <API_KEY>\".")
+	}
+	return strings.TrimSpace(secret), nil
+}
+
+// route answers unknown or unclean paths with 404 (never a redirect) and hands
+// the rest to the mux.
+func (s *server) route() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := r.URL.Path; p == "" || path.Clean(p) != p {
+			notFound(w, r)
+			return
+		}
+		s.mux.ServeHTTP(w, r)
+	})
+}
+
+func notFound(w http.ResponseWriter, r *http.Request) {
+	writeErrorPlain(w, r, doclib.Errorf(doclib.ENotFound, "There is no endpoint at %s. The paths are listed in docs/openapi.yaml, e.g. GET /libraries.", r.URL.Path))
+}
+
+// get lets GET and HEAD through and answers every other method with 405.
+func get(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET")
+			writeErrorPlain(w, r, doclib.Errorf(doclib.EMethodNotAllowed, "%s is not allowed on %s; this API is read-only and serves GET only.", r.Method, r.URL.Path))
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,112 @@
+// Package httpapi is the read API's http.Handler: routing, the order of checks of
+// decisions.md (IP limit, key, key limit, route, parameters), parameter parsing and
+// JSON encoding. The same handler serves under net/http locally and behind API
+// Gateway in Lambda.
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	doclib "github.com/doclib/doclib/shared"
+	"github.com/doclib/doclib/shared/service"
+)
+
+// Config are the dependencies and settings of the handler.
+type Config struct {
+	Service *service.Service
+	// Limiter counts requests per key and per client IP. Nil disables limits.
+	Limiter  doclib.Limiter
+	KeyLimit int           // requests per window per key; default 100
+	IPLimit  int           // requests per window per client IP; default 300
+	Window   time.Duration // default one minute
+	Logger   *slog.Logger  // default discards
+	Now      func() time.Time
+	// RequestID returns the ID of a request; the default makes a random one.
+	// Lambda passes API Gateway's request ID so that logs line up.
+	RequestID func(*http.Request) string
+	// ClientIP returns the client's address for the per-IP limit; the default is
+	// the host of RemoteAddr (what API Gateway's source IP becomes in Lambda).
+	ClientIP func(*http.Request) string
+}
+
+// Defaults of the spec's limits.
+const (
+	DefaultKeyLimit = 100
+	DefaultIPLimit  = 300
+	DefaultWindow   = time.Minute
+)
+
+type server struct {
+	Config
+	mux *http.ServeMux
+}
+
+// NewServer returns the API's handler.
+func NewServer(cfg Config) http.Handler {
+	if cfg.KeyLimit <= 0 {
+		cfg.KeyLimit = DefaultKeyLimit
+	}
+	if cfg.IPLimit <= 0 {
+		cfg.IPLimit = DefaultIPLimit
+	}
+	if cfg.Window <= 0 {
+		cfg.Window = DefaultWindow
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.RequestID == nil {
+		cfg.RequestID = randomRequestID
+	}
+	if cfg.ClientIP == nil {
+		cfg.ClientIP = remoteHost
+	}
+	s := &server{Config: cfg, mux: http.NewServeMux()}
+	s.routes()
+	// Outermost first: every response gets an ID and a log line, a panic anywhere
+	// becomes a 500, then the checks in the order of decisions.md.
+	return s.withRequest(s.recoverPanics(s.limitIP(s.authenticate(s.limitKey(s.route())))))
+}
+
+func randomRequestID(*http.Request) string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func remoteHost(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+type ctxKey int
+
+const (
+	principalKey ctxKey = iota
+	requestIDKey
+)
+
+// PrincipalFrom returns the principal of an authenticated request.
+func PrincipalFrom(ctx context.Context) *doclib.Principal {
+	p, _ := ctx.Value(principalKey).(*doclib.Principal)
+	return p
+}
+
+// RequestIDFrom returns the request's ID.
+func RequestIDFrom(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey).(string)
+	return id
+}
