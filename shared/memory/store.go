@@ -7,6 +7,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	doclib "github.com/doclib/doclib/shared"
@@ -43,6 +44,17 @@ type library struct {
 	byActivity []*document
 	// edges are the edges inside the library by Support desc, source, target.
 	edges []*doclib.Edge
+
+	// graphs caches the capped graph per pair of caps: the snapshot never
+	// changes, so each is computed once, on first use.
+	graphMu sync.Mutex
+	graphs  map[[2]int]*graph
+}
+
+type graph struct {
+	docs      []*doclib.Document
+	edges     []*doclib.Edge
+	truncated bool
 }
 
 type document struct {
@@ -308,12 +320,27 @@ func (s *Store) Edges(_ context.Context, ids []string) (map[string]*doclib.Docum
 	return out, nil
 }
 
-// Graph implements doclib.Store.
+// Graph implements doclib.Store. Callers must not modify the returned slices.
 func (s *Store) Graph(_ context.Context, libraryID string, maxDocs, maxEdges int) ([]*doclib.Document, []*doclib.Edge, bool, error) {
 	lib := s.load().libraries[libraryID]
 	if lib == nil {
 		return nil, nil, false, doclib.ErrNotFound
 	}
+	caps := [2]int{maxDocs, maxEdges}
+	lib.graphMu.Lock()
+	defer lib.graphMu.Unlock()
+	g := lib.graphs[caps]
+	if g == nil {
+		if lib.graphs == nil {
+			lib.graphs = map[[2]int]*graph{}
+		}
+		g = lib.graph(maxDocs, maxEdges)
+		lib.graphs[caps] = g
+	}
+	return g.docs, g.edges, g.truncated, nil
+}
+
+func (lib *library) graph(maxDocs, maxEdges int) *graph {
 	n := min(len(lib.byActivity), maxDocs)
 	truncated := n < len(lib.byActivity)
 	docs := make([]*doclib.Document, n)
@@ -338,7 +365,7 @@ func (s *Store) Graph(_ context.Context, libraryID string, maxDocs, maxEdges int
 		}
 		edges = append(edges, e)
 	}
-	return docs, edges, truncated, nil
+	return &graph{docs: docs, edges: edges, truncated: truncated}
 }
 
 // SharedRecordings implements doclib.Store.

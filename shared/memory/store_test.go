@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/internal/fixture"
+	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/dataset"
 	"github.com/doclib/doclib/shared/memory"
 )

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/doclib/doclib/internal/fixture"
+	"github.com/doclib/doclib/shared/demo"
+)
+
+// syncBuffer is a bytes.Buffer safe to read while run writes to it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+var baseURL = regexp.MustCompile(`doclib read API at (http://\S+)`)
+
+// start runs the server as main does and returns its base URL and a stop func
+// that cancels it (as SIGINT does) and returns run's error.
+func start(t *testing.T, args ...string) (string, *syncBuffer, func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, args, func(string) string { return "" }, out, io.Discard) }()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if m := baseURL.FindStringSubmatch(out.String()); m != nil {
+			stop := func() error { cancel(); return <-done }
+			return m[1], out, stop
+		}
+		select {
+		case err := <-done:
+			cancel()
+			t.Fatalf("server stopped early: %v\n%s", err, out)
+		default:
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("no base URL printed:\n%s", out)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func get(t *testing.T, url, key string) (int, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+func TestServesDemoAndPrintsWorkingCurlLines(t *testing.T) {
+	base, out, stop := start(t, "--addr", "127.0.0.1:0")
+	banner := out.String()
+	for _, k := range demo.Keys {
+		if !strings.Contains(banner, k.Secret) {
+			t.Errorf("banner does not list demo key %s", k.Name)
+		}
+	}
+	// Every curl line of the banner works as printed.
+	lines := 0
+	sc := bufio.NewScanner(strings.NewReader(banner))
+	curl := regexp.MustCompile(`curl -s -H 'Authorization: Bearer (\S+)' '(\S+)'`)
+	for sc.Scan() {
+		m := curl.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		lines++
+		if status, body := get(t, m[2], m[1]); status != 200 || !json.Valid(body) {
+			t.Errorf("%s: %d %s", sc.Text(), status, body)
+		}
+	}
+	if lines < 4 {
+		t.Errorf("only %d curl lines in the banner:\n%s", lines, banner)
+	}
+	if status, _ := get(t, base+"/libraries", "dlk_demo_expired_key"); status != 401 {
+		t.Errorf("expired demo key: %d", status)
+	}
+	if err := stop(); err != nil {
+		t.Fatalf("graceful stop: %v", err)
+	}
+	if !strings.Contains(out.String(), "Stopped.") {
+		t.Errorf("no shutdown message:\n%s", out)
+	}
+	if _, err := http.Get(base + "/libraries"); err == nil {
+		t.Error("server still answers after shutdown")
+	}
+}
+
+func TestServesDataFile(t *testing.T) {
+	b, _ := json.Marshal(fixture.File())
+	path := filepath.Join(t.TempDir(), "data.json")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base, _, stop := start(t, "--addr", "127.0.0.1:0", "--data", path, "--key-limit", "2")
+	defer stop()
+	status, body := get(t, base+"/libraries/ops", fixture.KeyFull)
+	if status != 200 || !strings.Contains(string(body), `"id":"lib_a1"`) {
+		t.Fatalf("%d %s", status, body)
+	}
+	get(t, base+"/libraries", fixture.KeyFull)
+	if status, _ := get(t, base+"/libraries", fixture.KeyFull); status != 429 {
+		t.Errorf("--key-limit 2: third request %d, want 429", status)
+	}
+}
+
+func TestBadDataFileExitsWithLoaderMessage(t *testing.T) {
+	f := fixture.File()
+	f.Edges[0].TargetDocumentID = "doc_gone"
+	b, _ := json.Marshal(f)
+	path := filepath.Join(t.TempDir(), "bad.json")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	err := run(context.Background(), []string{"--data", path, "--addr", "127.0.0.1:0"}, func(string) string { return "" }, &out, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), `targetDocumentId "doc_gone" does not exist`) || !strings.Contains(err.Error(), "bad.json") {
+		t.Fatalf("error %v", err)
+	}
+	if strings.Contains(out.String(), "doclib read API at") {
+		t.Error("server started on a bad file")
+	}
+	err = run(context.Background(), []string{"--data", filepath.Join(t.TempDir(), "missing.json")}, func(string) string { return "" }, &out, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "no such file") {
+		t.Errorf("missing file: %v", err)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{{"--nope"}, {"extra"}, {"--key-limit", "0"}, {"--log-format", "xml"}, {"--rate-window", "1ms"}} {
+		err := run(context.Background(), args, func(string) string { return "" }, io.Discard, io.Discard)
+		var ue usageError
+		if !errors.As(err, &ue) {
+			t.Errorf("%v: %v, want a usage error (exit 2)", args, err)
+		}
+	}
+	var help bytes.Buffer
+	err := run(context.Background(), []string{"--help"}, func(string) string { return "" }, io.Discard, &help)
+	if !errors.Is(err, flag.ErrHelp) || !strings.Contains(help.String(), "Examples:") || !strings.Contains(help.String(), "--data") {
+		t.Errorf("--help: %v\n%s", err, help.String())
+	}
+}
+
+func TestPortInUse(t *testing.T) {
+	base, _, stop := start(t, "--addr", "127.0.0.1:0")
+	defer stop()
+	addr := strings.TrimPrefix(base, "http://")
+	err := run(context.Background(), []string{"--addr", addr}, func(string) string { return "" }, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "cannot listen") {
+		t.Errorf("second server on %s: %v", addr, err)
+	}
+}
