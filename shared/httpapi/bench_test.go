@@ -1,0 +1,131 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/doclib/doclib/shared/api"
+	"github.com/doclib/doclib/shared/dataset"
+	"github.com/doclib/doclib/shared/demo"
+	"github.com/doclib/doclib/shared/httpapi"
+	"github.com/doclib/doclib/shared/memory"
+	"github.com/doclib/doclib/shared/service"
+)
+
+// The benchmarks run the whole handler (authentication, parameters, the store,
+// JSON encoding) on the 100,000-document synthetic set, without the network.
+// Results and the machine they came from are in docs/performance.md.
+
+const benchDocuments = 100_000
+
+var (
+	benchOnce    sync.Once
+	benchJSON    []byte
+	benchHandler http.Handler
+	benchDoc     string
+)
+
+func benchSetup(b *testing.B) http.Handler {
+	b.Helper()
+	benchOnce.Do(func() {
+		var buf bytes.Buffer
+		if err := demo.Encode(&buf, demo.Generate(demo.Options{Documents: benchDocuments})); err != nil {
+			b.Fatal(err)
+		}
+		benchJSON = buf.Bytes()
+		d, err := dataset.Load(bytes.NewReader(benchJSON))
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchDoc = d.Documents[0].ID
+		benchHandler = httpapi.NewServer(httpapi.Config{Service: service.New(memory.New(d), nil)})
+	})
+	return benchHandler
+}
+
+func serve(b *testing.B, h http.Handler, path string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest("GET", path, nil)
+	req.Header.Set("Authorization", "Bearer "+demo.Keys[0].Secret)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != 200 {
+		b.Fatalf("GET %s: %d %s", path, rec.Code, rec.Body)
+	}
+	return rec
+}
+
+func benchPath(b *testing.B, path string) {
+	h := benchSetup(b)
+	rec := serve(b, h, path)
+	b.ReportMetric(float64(rec.Body.Len()), "resp-bytes")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		serve(b, h, path)
+	}
+}
+
+func BenchmarkDocumentGet(b *testing.B) {
+	benchSetup(b)
+	benchPath(b, "/documents/"+benchDoc)
+}
+
+func BenchmarkDocumentsPage100(b *testing.B) {
+	benchPath(b, "/libraries/lib_it/documents?pageSize=100&page=3")
+}
+
+func BenchmarkDocumentsPageFiltered(b *testing.B) {
+	benchPath(b, "/libraries/lib_it/documents?pageSize=100&tag=security")
+}
+
+func BenchmarkGraphAtCaps(b *testing.B) {
+	h := benchSetup(b)
+	var g api.Graph
+	if err := json.Unmarshal(serve(b, h, "/libraries/lib_it/graph").Body.Bytes(), &g); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("graph: %d documents, %d edges, truncated %v", len(g.Documents), len(g.Edges), g.Truncated)
+	benchPath(b, "/libraries/lib_it/graph")
+}
+
+func BenchmarkTraverseDepth3(b *testing.B) {
+	h := benchSetup(b)
+	var tr api.Traversal
+	if err := json.Unmarshal(serve(b, h, "/documents/"+benchDoc+"/traverse?depth=3").Body.Bytes(), &tr); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("traversal: %d nodes, %d edges", len(tr.Nodes), len(tr.Edges))
+	benchPath(b, "/documents/"+benchDoc+"/traverse?depth=3")
+}
+
+// BenchmarkLoad100k measures loading the synthetic set from its JSON (validation,
+// derived values, indexes) and reports the live heap the store holds afterwards.
+func BenchmarkLoad100k(b *testing.B) {
+	benchSetup(b)
+	raw := benchJSON
+	benchJSON, benchHandler = nil, nil // measure one store's heap only
+	b.ResetTimer()
+	var heap uint64
+	for b.Loop() {
+		start := time.Now()
+		d, err := dataset.Load(bytes.NewReader(raw))
+		if err != nil {
+			b.Fatal(err)
+		}
+		s := memory.New(d)
+		b.ReportMetric(time.Since(start).Seconds(), "s/load")
+		d = nil
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		heap = ms.HeapAlloc - uint64(len(raw))
+		runtime.KeepAlive(s)
+	}
+	b.ReportMetric(float64(heap)/(1<<20), "MiB-heap")
+}
