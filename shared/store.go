@@ -55,6 +55,10 @@ type Limiter interface {
 	// Take takes one request from bucket's window containing now if fewer than
 	// limit were taken; a refused request takes nothing.
 	Take(ctx context.Context, bucket string, limit int, window time.Duration, now time.Time) (Quota, error)
+	// Release gives back one request taken from bucket's window containing now,
+	// for a request that a later limit refused: a refused request consumes no
+	// quota anywhere. It never takes a window's count below zero.
+	Release(ctx context.Context, bucket string, window time.Duration, now time.Time) error
 }
 
 // Quota is a limiter's answer.

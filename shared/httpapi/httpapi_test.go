@@ -596,3 +596,29 @@ func TestRateLimitWindowAndIP(t *testing.T) {
 }
 
 func lbl(name string, n int) api.Label { return api.Label{Name: name, DocumentCount: n} }
+
+// TestRefusedRequestConsumesNoQuota: a request the per-key limit refuses gives
+// back what the per-IP limit took, so one key over its limit cannot use up the
+// quota of its IP address for the other keys behind it.
+func TestRefusedRequestConsumesNoQuota(t *testing.T) {
+	s := newServer(t, options{keyLimit: 1, ipLimit: 3})
+	if r := s.get(t, fixture.KeyFull, "/libraries"); r.status != 200 {
+		t.Fatalf("first: %d", r.status)
+	}
+	for i := 0; i < 5; i++ { // refused by the key limit: the IP count stays at 1
+		if r := s.get(t, fixture.KeyFull, "/libraries"); r.status != 429 || !strings.Contains(string(r.body), "API key") {
+			t.Fatalf("over the key limit: %d %s", r.status, r.body)
+		}
+	}
+	if r := s.get(t, fixture.KeyOtherWS, "/libraries"); r.status != 200 {
+		t.Fatalf("another key from the same IP: %d %s", r.status, r.body)
+	}
+	// A wrong key is not refused by a limit: it counts against the IP (key guessing).
+	if r := s.get(t, "dlk_guess_000000000000", "/libraries"); r.status != 401 {
+		t.Fatalf("wrong key: %d", r.status)
+	}
+	r := s.get(t, fixture.KeyOneLibrary, "/libraries")
+	if r.status != 429 || !strings.Contains(string(r.body), "IP address") || r.header.Get("X-RateLimit-Limit") != "3" {
+		t.Fatalf("the IP's fourth counted request: %d %v %s", r.status, r.header, r.body)
+	}
+}

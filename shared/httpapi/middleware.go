@@ -81,7 +81,8 @@ func (s *server) limitIP(next http.Handler) http.Handler {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		q, err := s.Limiter.Take(r.Context(), "ip:"+s.ClientIP(r), s.IPLimit, s.Window, s.Now())
+		take := &ipTake{bucket: "ip:" + s.ClientIP(r), at: s.Now()}
+		q, err := s.Limiter.Take(r.Context(), take.bucket, s.IPLimit, s.Window, take.at)
 		if err != nil {
 			s.writeError(w, r, limiterUnavailable(err))
 			return
@@ -91,7 +92,7 @@ func (s *server) limitIP(next http.Handler) http.Handler {
 			s.rateLimited(w, r, q, "this IP address", s.IPLimit)
 			return
 		}
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ipTakeKey, take)))
 	})
 }
 
@@ -110,6 +111,13 @@ func (s *server) limitKey(next http.Handler) http.Handler {
 		}
 		setQuotaHeaders(w.Header(), q)
 		if !q.Allowed {
+			// A refused request consumes no quota: give back what the IP limit took.
+			if take, ok := r.Context().Value(ipTakeKey).(*ipTake); ok {
+				if err := s.Limiter.Release(r.Context(), take.bucket, s.Window, take.at); err != nil {
+					s.Logger.WarnContext(r.Context(), "rate limiter: release of IP quota failed",
+						"request_id", RequestIDFrom(r.Context()), "err", err)
+				}
+			}
 			s.rateLimited(w, r, q, "this API key", s.KeyLimit)
 			return
 		}

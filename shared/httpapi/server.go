@@ -97,7 +97,15 @@ type ctxKey int
 const (
 	principalKey ctxKey = iota
 	requestIDKey
+	ipTakeKey
 )
+
+// ipTake is what the per-IP limit took for a request, so that the per-key limit
+// can give it back when it refuses the request.
+type ipTake struct {
+	bucket string
+	at     time.Time
+}
 
 // PrincipalFrom returns the principal of an authenticated request.
 func PrincipalFrom(ctx context.Context) *doclib.Principal {

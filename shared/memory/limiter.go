@@ -56,3 +56,14 @@ func (l *Limiter) Take(_ context.Context, bucket string, limit int, size time.Du
 	q.Remaining = limit - w.count
 	return q, nil
 }
+
+// Release implements doclib.Limiter.
+func (l *Limiter) Release(_ context.Context, bucket string, size time.Duration, now time.Time) error {
+	end := now.Truncate(size).Add(size)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if w := l.windows[bucket]; w != nil && w.end.Equal(end) && w.count > 0 {
+		w.count--
+	}
+	return nil
+}

@@ -172,3 +172,34 @@ func TestLimiterWindows(t *testing.T) {
 		t.Fatalf("new window: %+v", q)
 	}
 }
+
+func TestLimiterRelease(t *testing.T) {
+	l := memory.NewLimiter()
+	ctx := context.Background()
+	t0 := time.Date(2026, 1, 1, 0, 0, 10, 0, time.UTC)
+	l.Take(ctx, "k", 2, time.Minute, t0)
+	l.Take(ctx, "k", 2, time.Minute, t0)
+	if err := l.Release(ctx, "k", time.Minute, t0.Add(5*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if q, _ := l.Take(ctx, "k", 2, time.Minute, t0); !q.Allowed || q.Remaining != 0 {
+		t.Fatalf("after a release one more is allowed: %+v", q)
+	}
+	// A release in another window, or of a bucket never taken, changes nothing.
+	l.Release(ctx, "k", time.Minute, t0.Add(time.Minute))
+	l.Release(ctx, "never", time.Minute, t0)
+	if q, _ := l.Take(ctx, "k", 2, time.Minute, t0); q.Allowed {
+		t.Fatalf("a release of the next window freed this one: %+v", q)
+	}
+	// Never below zero: releases beyond the takes do not create credit.
+	l.Take(ctx, "z", 1, time.Minute, t0)
+	for i := 0; i < 3; i++ {
+		l.Release(ctx, "z", time.Minute, t0)
+	}
+	if q, _ := l.Take(ctx, "z", 1, time.Minute, t0); !q.Allowed {
+		t.Fatal("take after release refused")
+	}
+	if q, _ := l.Take(ctx, "z", 1, time.Minute, t0); q.Allowed {
+		t.Fatal("extra releases created quota")
+	}
+}
