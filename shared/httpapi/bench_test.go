@@ -84,6 +84,18 @@ func BenchmarkDocumentsPageFiltered(b *testing.B) {
 	benchPath(b, "/libraries/lib_it/documents?pageSize=100&tag=security")
 }
 
+// BenchmarkDocumentsPageSearch is the one list that scans: a substring of title
+// and content, over the largest library of the set (about 40% of its documents).
+func BenchmarkDocumentsPageSearch(b *testing.B) {
+	benchPath(b, "/libraries/lib_it/documents?pageSize=100&search=password")
+}
+
+// BenchmarkDocumentsPageSearchRare is the same scan for a word few documents hold,
+// so that the whole library is read to fill the page and count the total.
+func BenchmarkDocumentsPageSearchRare(b *testing.B) {
+	benchPath(b, "/libraries/lib_it/documents?pageSize=100&search=zzzz-no-such-text")
+}
+
 func BenchmarkGraphAtCaps(b *testing.B) {
 	h := benchSetup(b)
 	var g api.Graph
