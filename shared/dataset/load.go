@@ -75,55 +75,116 @@ func LoadFile(path string) (*Data, error) {
 // Load reads and validates a data set. It returns a *ValidationError naming every
 // problem (up to a bound) when the data set is not acceptable; nothing is returned
 // then, so a caller cannot load half a file.
+//
+// The file is decoded as a stream, item by item, straight into the typed items:
+// a 300 MB file is never held whole in memory, and an item with a wrong type or
+// an unknown field is reported with its array, index and ID while the rest of the
+// file is still checked.
 func Load(r io.Reader) (*Data, error) {
-	var raw struct {
-		Workspaces []json.RawMessage `json:"workspaces"`
-		Devices    []json.RawMessage `json:"devices"`
-		APIKeys    []json.RawMessage `json:"apiKeys"`
-		Libraries  []json.RawMessage `json:"libraries"`
-		Documents  []json.RawMessage `json:"documents"`
-		Edges      []json.RawMessage `json:"edges"`
-		Recordings []json.RawMessage `json:"recordings"`
-	}
 	dec := json.NewDecoder(r)
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&raw); err != nil {
+	v := &validator{}
+	var f File
+	if err := decodeFile(dec, v, &f); err != nil {
 		return nil, &ValidationError{Problems: []string{"the file is not a data-set JSON object: " + jsonProblem(err)}}
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, &ValidationError{Problems: []string{"the file has data after its JSON object; it must hold exactly one object"}}
 	}
-	v := &validator{}
-	var f File
-	f.Workspaces = decodeItems[Workspace](v, "workspaces", raw.Workspaces)
-	f.Devices = decodeItems[Device](v, "devices", raw.Devices)
-	f.APIKeys = decodeItems[APIKey](v, "apiKeys", raw.APIKeys)
-	f.Libraries = decodeItems[Library](v, "libraries", raw.Libraries)
-	f.Documents = decodeItems[Document](v, "documents", raw.Documents)
-	f.Edges = decodeItems[Edge](v, "edges", raw.Edges)
-	f.Recordings = decodeItems[Recording](v, "recordings", raw.Recordings)
 	if err := v.err(); err != nil {
 		return nil, err
 	}
 	return Validate(&f)
 }
 
-// decodeItems decodes each item strictly so that an unknown or mistyped field is
-// reported with the item it belongs to.
-func decodeItems[T any](v *validator, array string, items []json.RawMessage) []T {
-	out := make([]T, len(items))
-	for i, item := range items {
-		dec := json.NewDecoder(bytes.NewReader(item))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&out[i]); err != nil {
-			var probe struct {
-				ID string `json:"id"`
-			}
-			_ = json.Unmarshal(item, &probe)
-			v.add(itemName(array, i, probe.ID), "%s", jsonProblem(err))
+// errNotObject is what a file that is JSON but not an object gets.
+var errNotObject = errors.New(`the top level must be a JSON object such as {"workspaces": [...], "documents": [...]}`)
+
+// decodeFile decodes the top-level object. Problems inside items go to v; the
+// returned error is for a file whose structure cannot be read any further.
+func decodeFile(dec *json.Decoder, v *validator, f *File) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if tok != json.Delim('{') {
+		return errNotObject
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		key, _ := tok.(string)
+		if seen[key] {
+			return fmt.Errorf("the array %q is given twice; give each array once", key)
+		}
+		seen[key] = true
+		switch key {
+		case "workspaces":
+			err = decodeArray(dec, v, key, &f.Workspaces)
+		case "devices":
+			err = decodeArray(dec, v, key, &f.Devices)
+		case "apiKeys":
+			err = decodeArray(dec, v, key, &f.APIKeys)
+		case "libraries":
+			err = decodeArray(dec, v, key, &f.Libraries)
+		case "documents":
+			err = decodeArray(dec, v, key, &f.Documents)
+		case "edges":
+			err = decodeArray(dec, v, key, &f.Edges)
+		case "recordings":
+			err = decodeArray(dec, v, key, &f.Recordings)
+		default:
+			return fmt.Errorf("json: unknown field %q", key)
+		}
+		if err != nil {
+			return err
 		}
 	}
-	return out
+	_, err = dec.Token() // the closing '}'
+	return err
+}
+
+// identified is an item whose ID can name it in a problem.
+type identified interface{ itemID() string }
+
+func (w Workspace) itemID() string { return w.ID }
+func (d Device) itemID() string    { return d.ID }
+func (k APIKey) itemID() string    { return k.ID }
+func (l Library) itemID() string   { return l.ID }
+func (d Document) itemID() string  { return d.ID }
+func (e Edge) itemID() string      { return "" }
+func (r Recording) itemID() string { return r.ID }
+
+// decodeArray decodes one top-level array item by item. A type error or an
+// unknown field in an item is that item's problem and decoding goes on (the
+// decoder has read the whole item before it fails); a syntax error ends it.
+func decodeArray[T identified](dec *json.Decoder, v *validator, name string, out *[]T) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if tok == nil { // "documents": null is an empty array
+		return nil
+	}
+	if tok != json.Delim('[') {
+		return fmt.Errorf("%q must be an array", name)
+	}
+	for i := 0; dec.More(); i++ {
+		var item T
+		if err := dec.Decode(&item); err != nil {
+			var se *json.SyntaxError
+			if errors.As(err, &se) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				return err
+			}
+			v.add(itemName(name, i, item.itemID()), "%s", jsonProblem(err))
+		}
+		*out = append(*out, item)
+	}
+	_, err = dec.Token() // the closing ']'
+	return err
 }
 
 // jsonProblem rewords encoding/json's errors without the Go type names.
@@ -174,6 +235,11 @@ func itemName(array string, i int, id string) string {
 type validator struct {
 	problems []string
 	more     int
+
+	// buf and enc are reused for every document's content, which is then copied
+	// out at its exact size.
+	buf bytes.Buffer
+	enc *json.Encoder
 }
 
 func (v *validator) add(item, format string, args ...any) {
@@ -612,7 +678,12 @@ func (v *validator) content(item string, lib *doclib.Library, content map[string
 	for _, k := range unknown {
 		v.add(item, "content has section %q, which the template of %s (version %d) does not have", k, lib.ID, lib.Schema.Version)
 	}
-	var b bytes.Buffer
+	if v.enc == nil {
+		v.enc = json.NewEncoder(&v.buf)
+		v.enc.SetEscapeHTML(false)
+	}
+	b := &v.buf
+	b.Reset()
 	b.WriteByte('{')
 	first := true
 	for _, s := range lib.Schema.Sections {
@@ -643,21 +714,19 @@ func (v *validator) content(item string, lib *doclib.Library, content map[string
 			b.WriteByte(',')
 		}
 		first = false
-		writeJSON(&b, s.Key)
+		v.writeJSON(s.Key)
 		b.WriteByte(':')
-		writeJSON(&b, val)
+		v.writeJSON(val)
 	}
 	b.WriteByte('}')
-	return b.Bytes()
+	return bytes.Clone(b.Bytes())
 }
 
-// writeJSON appends v without HTML escaping, so that "Directory > People" stays
-// readable in responses instead of becoming "Directory \u003e People".
-func writeJSON(b *bytes.Buffer, v any) {
-	enc := json.NewEncoder(b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)       // strings and arrays of strings always encode
-	b.Truncate(b.Len() - 1) // Encode ends with a newline
+// writeJSON appends x to v.buf without HTML escaping, so that "Directory > People"
+// stays readable in responses instead of becoming "Directory \u003e People".
+func (v *validator) writeJSON(x any) {
+	_ = v.enc.Encode(x)             // strings and arrays of strings always encode
+	v.buf.Truncate(v.buf.Len() - 1) // Encode ends with a newline
 }
 
 // derive computes the values that are stored, never imported: label lists and

@@ -66,6 +66,16 @@ func TestRejections(t *testing.T) {
 			wants: []string{`workspaces[0] (ws_x)`, `"aiCredit"`, "whole number"}},
 		{name: "not JSON", raw: `{"workspaces": [`, wants: []string{"not a data-set JSON object"}},
 		{name: "two objects", raw: `{} {}`, wants: []string{"exactly one object"}},
+		{name: "top level not an object", raw: `[{"id": "ws_x"}]`, wants: []string{"top level must be a JSON object"}},
+		{name: "array given twice", raw: `{"workspaces": [], "workspaces": []}`, wants: []string{`"workspaces" is given twice`}},
+		{name: "array of the wrong type", raw: `{"documents": {"id": "doc_1"}}`, wants: []string{`"documents" must be an array`}},
+		{name: "truncated inside an item", raw: `{"workspaces": [{"id": "ws_x", "na`, wants: []string{"not a data-set JSON object", "ends too early"}},
+		{name: "bad items are all named, the rest still checked", raw: `{"workspaces": [
+			{"id": "ws_x", "name": "X", "plan": "team", "subscription": "active", "colour": "red"},
+			{"id": "ws_y", "name": "Y", "plan": 7, "subscription": "active"},
+			{"id": "ws_z", "name": "Z", "plan": "team", "subscription": "active"}],
+			"devices": [{"id": "dev_1", "workspaceId": "ws_z", "status": "active", "os": "mac"}]}`,
+			wants: []string{`workspaces[0] (ws_x): unknown field "colour"`, `workspaces[1] (ws_y): field "plan"`, `devices[0] (dev_1): unknown field "os"`, "3 problems"}},
 		{name: "duplicate document", edit: func(f *dataset.File) {
 			f.Documents = append(f.Documents, f.Documents[0])
 			f.Documents[len(f.Documents)-1].Slug = "another"
