@@ -5,6 +5,7 @@ package memory
 
 import (
 	"context"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -44,6 +45,8 @@ type library struct {
 	byActivity []*document
 	// edges are the edges inside the library by Support desc, source, target.
 	edges []*doclib.Edge
+	// words indexes the text of byUpdated for the documents filter's search.
+	words *wordIndex
 
 	// graphs caches the capped graph per pair of caps: the snapshot never
 	// changes, so each is computed once, on first use.
@@ -62,8 +65,8 @@ type document struct {
 	edges doclib.DocumentEdges
 	// shared holds the recordings marked shared, by ClientCreatedAt desc then ID.
 	shared []*doclib.Recording
-	// text is the lower-cased title and content that the documents filter searches.
-	text string
+	// ord is the document's position in its library's byUpdated.
+	ord uint32
 }
 
 // New returns a store holding d.
@@ -113,7 +116,7 @@ func build(d *dataset.Data) *snapshot {
 		})
 	}
 	for _, doc := range d.Documents {
-		sn.documents[doc.ID] = &document{Document: doc, text: searchText(doc)}
+		sn.documents[doc.ID] = &document{Document: doc}
 	}
 	for _, doc := range sn.documents {
 		lib := sn.libraries[doc.LibraryID]
@@ -148,34 +151,55 @@ func build(d *dataset.Data) *snapshot {
 			return strings.Compare(a.ID, b.ID)
 		})
 	}
-	for _, lib := range sn.libraries {
-		slices.SortFunc(lib.byUpdated, func(a, b *document) int {
-			if c := b.UpdatedAt.Compare(a.UpdatedAt); c != 0 {
-				return c
+	// Libraries are independent: index them on every core.
+	work := make(chan *library)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), max(1, len(sn.libraries))) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for lib := range work {
+				lib.index()
 			}
-			return strings.Compare(a.ID, b.ID)
-		})
-		for _, doc := range lib.byUpdated {
-			lib.byCategory[doc.Category] = append(lib.byCategory[doc.Category], doc)
-			for _, t := range doc.Tags {
-				lib.byTag[t] = append(lib.byTag[t], doc)
-			}
-			for _, a := range doc.Applications {
-				lib.byApplication[a] = append(lib.byApplication[a], doc)
-			}
-		}
-		slices.SortFunc(lib.byActivity, func(a, b *document) int {
-			if a.RecordingCount != b.RecordingCount {
-				return b.RecordingCount - a.RecordingCount
-			}
-			if c := b.LastSeen.Compare(a.LastSeen); c != 0 {
-				return c
-			}
-			return strings.Compare(a.ID, b.ID)
-		})
-		slices.SortFunc(lib.edges, edgeOrder)
+		}()
 	}
+	for _, lib := range sn.libraries {
+		work <- lib
+	}
+	close(work)
+	wg.Wait()
 	return sn
+}
+
+// index sorts a library's lists and builds its label and word indexes.
+func (lib *library) index() {
+	slices.SortFunc(lib.byUpdated, func(a, b *document) int {
+		if c := b.UpdatedAt.Compare(a.UpdatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	lib.words = buildWordIndex(lib.byUpdated)
+	for i, doc := range lib.byUpdated {
+		doc.ord = uint32(i)
+		lib.byCategory[doc.Category] = append(lib.byCategory[doc.Category], doc)
+		for _, t := range doc.Tags {
+			lib.byTag[t] = append(lib.byTag[t], doc)
+		}
+		for _, a := range doc.Applications {
+			lib.byApplication[a] = append(lib.byApplication[a], doc)
+		}
+	}
+	slices.SortFunc(lib.byActivity, func(a, b *document) int {
+		if a.RecordingCount != b.RecordingCount {
+			return b.RecordingCount - a.RecordingCount
+		}
+		if c := b.LastSeen.Compare(a.LastSeen); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	slices.SortFunc(lib.edges, edgeOrder)
 }
 
 // edgeOrder sorts edges by Support desc, then source ID, target ID and label.
@@ -190,18 +214,6 @@ func edgeOrder(a, b *doclib.Edge) int {
 		return c
 	}
 	return strings.Compare(a.Label, b.Label)
-}
-
-// searchText is what the documents filter's substring search looks in: the title
-// and the text of the content (its JSON strings, without keys or punctuation).
-func searchText(d *doclib.Document) string {
-	var b strings.Builder
-	b.WriteString(strings.ToLower(d.Title))
-	for _, s := range doclib.ContentStrings(d.Content) {
-		b.WriteByte('\n')
-		b.WriteString(strings.ToLower(s))
-	}
-	return b.String()
 }
 
 func (s *Store) load() *snapshot { return s.snap.Load() }
@@ -248,17 +260,12 @@ func (s *Store) Library(_ context.Context, workspaceID, ref string) (*doclib.Lib
 }
 
 // ListDocuments implements doclib.Store. It starts from the smallest index that the
-// filter selects and checks the remaining conditions on that list only.
+// filter selects (a label's list, or the documents the word index finds for the
+// search) and checks the remaining conditions on that list only.
 func (s *Store) ListDocuments(_ context.Context, libraryID string, f doclib.DocumentFilter, offset, limit int) ([]*doclib.Document, int, error) {
 	lib := s.load().libraries[libraryID]
 	if lib == nil {
 		return nil, 0, doclib.ErrNotFound
-	}
-	base := lib.byUpdated
-	for _, idx := range [][]*document{pick(lib.byCategory, f.Category), pick(lib.byTag, f.Tag), pick(lib.byApplication, f.Application)} {
-		if idx != nil && len(idx) < len(base) {
-			base = idx
-		}
 	}
 	for _, c := range []struct {
 		v string
@@ -268,23 +275,42 @@ func (s *Store) ListDocuments(_ context.Context, libraryID string, f doclib.Docu
 			return []*doclib.Document{}, 0, nil
 		}
 	}
+	base := lib.byUpdated
+	for _, idx := range [][]*document{pick(lib.byCategory, f.Category), pick(lib.byTag, f.Tag), pick(lib.byApplication, f.Application)} {
+		if idx != nil && len(idx) < len(base) {
+			base = idx
+		}
+	}
 	needle := strings.ToLower(f.Search)
+	var found bitmap // nil: the search, if any, does not narrow by index
+	exact := true
+	if needle != "" {
+		found, exact = lib.words.match(needle)
+	}
 	match := func(d *document) bool {
 		return (f.Category == "" || d.Category == f.Category) &&
 			(f.Tag == "" || slices.Contains(d.Tags, f.Tag)) &&
 			(f.Application == "" || slices.Contains(d.Applications, f.Application)) &&
-			(needle == "" || strings.Contains(d.text, needle))
+			(found == nil || found.has(d.ord)) &&
+			(exact || containsText(d.Document, needle))
 	}
 	out := []*doclib.Document{}
 	total := 0
-	for _, d := range base {
-		if !match(d) {
-			continue
+	visit := func(d *document) bool {
+		if match(d) {
+			if total >= offset && len(out) < limit {
+				out = append(out, d.Document)
+			}
+			total++
 		}
-		if total >= offset && len(out) < limit {
-			out = append(out, d.Document)
+		return true
+	}
+	if found != nil && len(base) == len(lib.byUpdated) {
+		found.each(func(ord uint32) bool { return visit(lib.byUpdated[ord]) })
+	} else {
+		for _, d := range base {
+			visit(d)
 		}
-		total++
 	}
 	return out, total, nil
 }
