@@ -44,8 +44,10 @@ const usage = `Usage: doclib-datagen [--documents N] [--seed N] [--out FILE]
 Writes a deterministic doclib data set (decisions.md, "Data set format"): the same
 options always give the same bytes. The default is the demo set of 200 documents
 that shared/demo/demo.json holds; larger sets keep the same workspaces, keys and
-libraries, put about 40%% of the documents in lib_it, and are written as compact JSON
-above %d documents.
+libraries, put about 40%% of the documents in lib_it, give each library a busy core
+(a twentieth of its documents, recorded most and linked densely, so that the graph
+of lib_it reaches both of its caps at 100,000 documents), and are written as compact
+JSON above %d documents.
 
 Options:
   --documents N   number of documents, %d to %d (default 200)

@@ -76,6 +76,9 @@ type gen struct {
 type docMeta struct {
 	lib, proc, variant  int
 	firstSeen, lastSeen int64 // Unix seconds, for recordings
+	// core marks a document of a library's busy core (large sets only): recorded
+	// more than the others and linked densely to each other.
+	core bool
 }
 
 // Time window of the generated activity: all of it in 2025 and 2026.
@@ -381,6 +384,9 @@ func (g *gen) edges(total int) {
 	}
 	budgets := apportion(total-cross, counts)
 	for li := range libSpecs {
+		if len(g.file.Documents) > DemoDocuments {
+			budgets[li] -= e.core(li, budgets[li]/3)
+		}
 		e.library(li, budgets[li])
 	}
 	e.crossLibrary(cross)
@@ -415,6 +421,38 @@ func apportion(total int, weights []int) []int {
 		used++
 	}
 	return out
+}
+
+// coreShare is the part of a large library that forms its busy core: the
+// procedures people run most, which lead to each other. At 100,000 documents the
+// core of lib_it is 2,000 documents, exactly the graph's document cap, with about
+// 6,000 edges between them, more than its edge cap.
+const coreShare = 20
+
+// core picks a library's busy core (never its first four documents, whose
+// recordings are fixed cases) and links it with up to three edges per member,
+// within budget. It returns the edges added.
+func (e *edgeGen) core(li, budget int) int {
+	docs := e.libDocs[li]
+	k := len(docs) / coreShare
+	if k < 2 || len(docs) <= 4 {
+		return 0
+	}
+	perm := e.rng.Perm(len(docs) - 4)
+	core := make([]int, k)
+	for i := range core {
+		core[i] = docs[4+perm[i]]
+		e.meta[core[i]].core = true
+	}
+	target := min(budget, 3*k)
+	added := 0
+	for attempts := 0; added < target && attempts < 20*target; attempts++ {
+		label, typ := mix(e.rng.IntN(10))
+		if e.add(core[e.rng.IntN(k)], core[e.rng.IntN(k)], label, typ, true) {
+			added++
+		}
+	}
+	return added
 }
 
 func (e *edgeGen) library(li, budget int) {
@@ -583,6 +621,12 @@ func (g *gen) recordings() {
 				plans = []plan{{false, -1}, {false, -1}}
 			case 3:
 			default:
+				if g.meta[d].core {
+					for range 5 {
+						plans = append(plans, plan{shared: g.rng.IntN(100) < 55, second: -1})
+					}
+					break
+				}
 				if g.rng.IntN(100) < 12 {
 					break
 				}
