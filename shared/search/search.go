@@ -1,0 +1,351 @@
+package search
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Filter narrows the matched set: read-api.md's libraryId, category, tag and
+// application. An empty field does not filter.
+type Filter struct {
+	LibraryID   string
+	Category    string
+	Tag         string
+	Application string
+}
+
+// Empty reports whether f filters nothing.
+func (f Filter) Empty() bool { return f == Filter{} }
+
+// Pass reports whether d passes f.
+func (f Filter) Pass(d *Doc) bool {
+	return (f.LibraryID == "" || d.LibraryID == f.LibraryID) &&
+		(f.Category == "" || d.Category == f.Category) &&
+		(f.Tag == "" || slices.Contains(d.Tags, f.Tag)) &&
+		(f.Application == "" || slices.Contains(d.Applications, f.Application))
+}
+
+// Doc is what search needs of a document to filter, break down and order it.
+type Doc struct {
+	ID             string
+	LibraryID      string
+	Category       string
+	Tags           []string
+	Applications   []string
+	RecordingCount int
+	LastSeen       time.Time
+}
+
+// MoreActive orders documents most active first: recordingCount desc, lastSeen
+// desc, then id (decisions.md, as for the graph).
+func MoreActive(a, b *Doc) int {
+	if c := cmp.Compare(b.RecordingCount, a.RecordingCount); c != 0 {
+		return c
+	}
+	if c := b.LastSeen.Compare(a.LastSeen); c != 0 {
+		return c
+	}
+	return strings.Compare(a.ID, b.ID)
+}
+
+// Query is one search as a backend sees it: validated, embedded, inside scope.
+type Query struct {
+	// Text is the query as the user typed it, trimmed.
+	Text string
+	// Vector is the query's embedding, unit length.
+	Vector []float32
+	// Libraries are the IDs of every library the key can see: the visible set.
+	// Nothing outside them may be read, counted or ranked.
+	Libraries []string
+	Filter    Filter
+	Offset    int
+	Limit     int
+	Rules     *Rules
+}
+
+// Candidate is a document with the evidence a backend found for it.
+type Candidate struct {
+	Doc *Doc
+	Evidence
+}
+
+// Facet is one entry of a facet: a label (for libraries, the library ID) and the
+// number of matched documents that carry it.
+type Facet struct {
+	Name          string
+	DocumentCount int
+}
+
+// Facets break down the matched set.
+type Facets struct {
+	Categories   []Facet
+	Tags         []Facet
+	Applications []Facet
+	Libraries    []Facet // Name is the library ID
+}
+
+// Hit is a ranked result.
+type Hit struct {
+	DocumentID         string
+	LibraryID          string
+	Signals            []string
+	Score              float64
+	SemanticSimilarity float64
+}
+
+// Matches are a backend's answer to a query.
+type Matches struct {
+	// MatchedTotal is the size of the matched set: the union of the signals over
+	// the visible documents, before the filters.
+	MatchedTotal int
+	// Facets break the matched set down.
+	Facets Facets
+	// Total is the number of matched documents that pass the filters.
+	Total int
+	// Hits is the requested page of those, best first.
+	Hits []Hit
+}
+
+// Backend finds documents. The embedded engine (through Local) and OpenSearch
+// implement it; both must give the same answers under the rules of this package,
+// which the backend-neutral suite checks.
+type Backend interface {
+	// Match returns the matched set of q inside q.Libraries, ranked by Rules.Score
+	// then document ID, with its facets, the filtered total and the page
+	// q.Offset, q.Limit of the filtered list.
+	Match(ctx context.Context, q *Query) (*Matches, error)
+	// MostActive returns the page q.Offset, q.Limit of the visible documents that
+	// pass f, most active first (MoreActive), and how many pass. Hits carry the
+	// fallback signal, a score of 0 and their semantic similarity to q.Vector.
+	MostActive(ctx context.Context, q *Query, f Filter) ([]Hit, int, error)
+}
+
+// Retriever is what an in-process engine provides: the candidates of a query and
+// the visible documents in order of activity. Local turns it into a Backend by
+// applying the rules here.
+type Retriever interface {
+	// Candidates returns every document inside q.Libraries for which a signal
+	// fires under q.Rules, with its evidence, in any order.
+	Candidates(ctx context.Context, q *Query) ([]Candidate, error)
+	// MostActive returns the page offset, limit of the documents inside
+	// q.Libraries that pass f, most active first, with their evidence (only
+	// Semantic is needed), and how many pass.
+	MostActive(ctx context.Context, q *Query, f Filter, offset, limit int) ([]Candidate, int, error)
+}
+
+// Local is the Backend of an in-process Retriever.
+type Local struct{ Retriever Retriever }
+
+// Match implements Backend.
+func (l Local) Match(ctx context.Context, q *Query) (*Matches, error) {
+	cands, err := l.Retriever.Candidates(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return Evaluate(cands, q), nil
+}
+
+// MostActive implements Backend.
+func (l Local) MostActive(ctx context.Context, q *Query, f Filter) ([]Hit, int, error) {
+	cands, total, err := l.Retriever.MostActive(ctx, q, f, q.Offset, q.Limit)
+	if err != nil {
+		return nil, 0, err
+	}
+	hits := make([]Hit, len(cands))
+	for i, c := range cands {
+		hits[i] = Hit{DocumentID: c.Doc.ID, LibraryID: c.Doc.LibraryID, Signals: []string{SignalFallback},
+			SemanticSimilarity: c.Semantic}
+	}
+	return hits, total, nil
+}
+
+// Evaluate applies the rules to a backend's candidates: the union of the signals
+// is the matched set (candidates where nothing fires are dropped), the facets
+// break it down, the filters give the total, and the page comes from the
+// filtered list ranked by score, then document ID.
+func Evaluate(cands []Candidate, q *Query) *Matches {
+	type scored struct {
+		c     *Candidate
+		score float64
+	}
+	visible := make(map[string]bool, len(q.Libraries))
+	for _, id := range q.Libraries {
+		visible[id] = true
+	}
+	fc := newFacetCounter()
+	var kept []scored
+	matched := 0
+	for i := range cands {
+		c := &cands[i]
+		if !visible[c.Doc.LibraryID] || !q.Rules.Matches(c.Evidence) {
+			continue // a backend that over-returns must not widen the scope or the set
+		}
+		matched++
+		fc.add(c.Doc)
+		if q.Filter.Pass(c.Doc) {
+			kept = append(kept, scored{c, q.Rules.Score(c.Evidence)})
+		}
+	}
+	slices.SortFunc(kept, func(a, b scored) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+		return strings.Compare(a.c.Doc.ID, b.c.Doc.ID)
+	})
+	m := &Matches{MatchedTotal: matched, Facets: fc.facets(), Total: len(kept), Hits: []Hit{}}
+	for _, s := range kept[min(q.Offset, len(kept)):min(q.Offset+q.Limit, len(kept))] {
+		m.Hits = append(m.Hits, Hit{DocumentID: s.c.Doc.ID, LibraryID: s.c.Doc.LibraryID,
+			Signals: q.Rules.Signals(s.c.Evidence), Score: s.score, SemanticSimilarity: s.c.Semantic})
+	}
+	return m
+}
+
+type facetCounter struct{ cat, tag, app, lib map[string]int }
+
+func newFacetCounter() *facetCounter {
+	return &facetCounter{map[string]int{}, map[string]int{}, map[string]int{}, map[string]int{}}
+}
+
+func (f *facetCounter) add(d *Doc) {
+	f.cat[d.Category]++
+	for _, t := range d.Tags {
+		f.tag[t]++
+	}
+	for _, a := range d.Applications {
+		f.app[a]++
+	}
+	f.lib[d.LibraryID]++
+}
+
+func (f *facetCounter) facets() Facets {
+	return Facets{Categories: SortFacets(f.cat), Tags: SortFacets(f.tag), Applications: SortFacets(f.app), Libraries: SortFacets(f.lib)}
+}
+
+// SortFacets orders a facet most frequent first, then by name.
+func SortFacets(m map[string]int) []Facet {
+	out := make([]Facet, 0, len(m))
+	for name, n := range m {
+		out = append(out, Facet{Name: name, DocumentCount: n})
+	}
+	slices.SortFunc(out, func(a, b Facet) int {
+		if c := cmp.Compare(b.DocumentCount, a.DocumentCount); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return out
+}
+
+// Searcher runs searches: it embeds the query, asks the backend for the matched
+// set and, when nothing passes, for the low-confidence fallback.
+type Searcher struct {
+	Backend  Backend
+	Embedder *CachedEmbedder
+	Rules    Rules
+}
+
+// Request is a validated search inside a key's scope.
+type Request struct {
+	Text      string
+	Libraries []string
+	Filter    Filter
+	Offset    int
+	Limit     int
+}
+
+// Response is a search's outcome before documents are attached.
+type Response struct {
+	Matches
+	LowConfidence bool
+	// Guidance are hints on rewording or narrowing, only with LowConfidence.
+	Guidance []string
+}
+
+// Search runs one search.
+func (s *Searcher) Search(ctx context.Context, r Request) (*Response, error) {
+	vec, err := s.Embedder.EmbedQuery(ctx, r.Text)
+	if err != nil {
+		return nil, fmt.Errorf("search: embed query: %w", err)
+	}
+	q := &Query{Text: r.Text, Vector: vec, Libraries: r.Libraries, Filter: r.Filter, Offset: r.Offset, Limit: r.Limit, Rules: &s.Rules}
+	m, err := s.Backend.Match(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("search: match: %w", err)
+	}
+	if m.Total > 0 {
+		return &Response{Matches: *m}, nil
+	}
+	// Nothing passes: the most active visible documents that pass the filters,
+	// or, when none does, every visible document.
+	hits, total, err := s.Backend.MostActive(ctx, q, r.Filter)
+	if err != nil {
+		return nil, fmt.Errorf("search: fallback: %w", err)
+	}
+	dropped := false
+	if total == 0 && !r.Filter.Empty() {
+		dropped = true
+		if hits, total, err = s.Backend.MostActive(ctx, q, Filter{}); err != nil {
+			return nil, fmt.Errorf("search: fallback without filters: %w", err)
+		}
+	}
+	resp := &Response{Matches: Matches{MatchedTotal: m.MatchedTotal, Facets: m.Facets, Total: total, Hits: hits},
+		LowConfidence: true, Guidance: guidance(r, m.MatchedTotal, dropped)}
+	return resp, nil
+}
+
+// guidance explains a fallback and says what to try next.
+func guidance(r Request, matched int, dropped bool) []string {
+	var out []string
+	filters := describeFilter(r.Filter)
+	switch {
+	case matched == 0:
+		out = append(out, fmt.Sprintf("No document matched %q by its words, a close spelling or its meaning, so these are the most active documents you can see: suggestions, not answers.", r.Text))
+	case dropped:
+		out = append(out, fmt.Sprintf("%d %s matched %q, but none with %s, and no document you can see passes %s; these are the most active documents you can see.",
+			matched, plural(matched, "document", "documents"), r.Text, filters, plural(filterCount(r.Filter), "that filter", "those filters")))
+	default:
+		out = append(out, fmt.Sprintf("%d %s matched %q, but none with %s; these are the most active documents that pass %s.",
+			matched, plural(matched, "document", "documents"), r.Text, filters, plural(filterCount(r.Filter), "that filter", "those filters")))
+	}
+	if matched > 0 {
+		out = append(out, "Remove a filter, or choose a value from the facets of this response: they break down the documents that matched.")
+	} else {
+		out = append(out, "Check the spelling, or use fewer words: the word match needs every word of the query in the document.")
+		out = append(out, "Name the task and the application as a procedure would, for example \"reset password okta\" or \"approve invoice netsuite\".")
+		if r.Filter.LibraryID != "" {
+			out = append(out, "Leave out libraryId to search every library you can see.")
+		}
+	}
+	return out
+}
+
+func describeFilter(f Filter) string {
+	var parts []string
+	for _, p := range []struct{ name, v string }{{"libraryId", f.LibraryID}, {"category", f.Category}, {"tag", f.Tag}, {"application", f.Application}} {
+		if p.v != "" {
+			parts = append(parts, fmt.Sprintf("%s %q", p.name, p.v))
+		}
+	}
+	return strings.Join(parts, " and ")
+}
+
+func filterCount(f Filter) int {
+	n := 0
+	for _, v := range []string{f.LibraryID, f.Category, f.Tag, f.Application} {
+		if v != "" {
+			n++
+		}
+	}
+	return n
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
