@@ -1,0 +1,327 @@
+// Package openai is a search.Embedder that talks to any server speaking the
+// OpenAI embeddings API (POST {BaseURL}/embeddings): OpenAI itself, Ollama,
+// vLLM, LM Studio, the llama.cpp server and others.
+//
+// Empty texts are not sent: they get a zero vector, as search.Embedder
+// promises, and because some servers (OpenAI among them) reject empty input.
+package openai
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/doclib/doclib/shared/search"
+)
+
+// Defaults for the zero values of Config.
+const (
+	DefaultBatchSize   = 64
+	DefaultConcurrency = 4
+	DefaultTimeout     = 30 * time.Second
+	DefaultMaxRetries  = 4
+)
+
+const (
+	// baseBackoff doubles per retry: 0.5 s, 1 s, 2 s, 4 s with the default
+	// four retries, about 7 s in all, which rides out a brief overload without
+	// holding a search request hostage for long.
+	baseBackoff = 500 * time.Millisecond
+	maxBackoff  = 30 * time.Second
+	// maxRetryAfter bounds a server's Retry-After so that a misbehaving proxy
+	// cannot park a request for an hour.
+	maxRetryAfter = 30 * time.Second
+	// probeText is what New embeds to learn the dimensions; any short text
+	// would do.
+	probeText = "dimension probe"
+)
+
+// Config says where the embeddings server is and how to talk to it. Only
+// BaseURL and Model are required.
+type Config struct {
+	// BaseURL is the API root the /embeddings path hangs off, e.g.
+	// "http://localhost:11434/v1" (Ollama) or "https://api.openai.com/v1".
+	BaseURL string
+	// Model is the embedding model's name as the server knows it, e.g.
+	// "nomic-embed-text" or "text-embedding-3-small".
+	Model string
+	// APIKey is sent as a bearer token; leave it empty for local servers that
+	// need none.
+	APIKey string
+	// Dimensions is the vector length. 0 means New learns it by embedding a
+	// probe text; a non-zero value is checked against every response.
+	Dimensions int
+	// RequestDimensions sends Dimensions to the server as "dimensions", for
+	// models that can shorten their vectors (OpenAI's text-embedding-3). It
+	// needs Dimensions set.
+	RequestDimensions bool
+	// BatchSize is the number of texts per request; 0 means DefaultBatchSize.
+	BatchSize int
+	// Concurrency is the number of requests in flight for one Embed call; 0
+	// means DefaultConcurrency.
+	Concurrency int
+	// Timeout bounds each HTTP attempt (not the whole call, which the context
+	// bounds); 0 means DefaultTimeout.
+	Timeout time.Duration
+	// MaxRetries is the number of retries after a throttled, failed or
+	// unanswered request; 0 means DefaultMaxRetries and a negative value
+	// turns retries off.
+	MaxRetries int
+	// HTTPClient, when set, replaces the client New builds, e.g. to add a
+	// proxy or custom TLS roots. Its Timeout should be 0 or above Timeout.
+	HTTPClient *http.Client
+}
+
+// Embedder embeds texts through an OpenAI-compatible embeddings endpoint. It
+// is safe for concurrent use; build it with New.
+type Embedder struct {
+	endpoint    string // BaseURL + "/embeddings"
+	shownURL    string // BaseURL without credentials or query, for messages
+	model       string
+	apiKey      string
+	requestDims bool
+	dims        int
+	id          string
+	batchSize   int
+	concurrency int
+	timeout     time.Duration
+	maxRetries  int
+	client      *http.Client
+
+	// sleep and random are fields rather than calls to time and math/rand so
+	// that tests can observe the backoff without waiting for it.
+	sleep  func(ctx context.Context, d time.Duration) error
+	random func() float64
+}
+
+var _ search.Embedder = (*Embedder)(nil)
+
+// New checks cfg and returns an Embedder. When cfg.Dimensions is 0 it embeds a
+// probe text so that Dimensions is known before indexing starts; the error then
+// wraps search.ErrEmbedder if the server cannot be reached.
+func New(ctx context.Context, cfg Config) (*Embedder, error) {
+	e, err := build(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.learnDimensions(ctx); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// build validates cfg and fills in defaults without talking to the server, so
+// that tests can swap sleep and random before the probe.
+func build(cfg Config) (*Embedder, error) {
+	endpoint, shown, err := parseBaseURL(cfg.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	model := strings.TrimSpace(cfg.Model)
+	if model == "" {
+		return nil, errors.New(`openai: Config.Model is empty; set it to the embedding model's name, e.g. "nomic-embed-text" or "text-embedding-3-small"`)
+	}
+	switch {
+	case cfg.Dimensions < 0:
+		return nil, fmt.Errorf("openai: Config.Dimensions is %d; set it to the model's vector length, or to 0 to learn it", cfg.Dimensions)
+	case cfg.RequestDimensions && cfg.Dimensions == 0:
+		return nil, errors.New("openai: Config.RequestDimensions is set but Config.Dimensions is 0; set Dimensions to the size to ask the server for")
+	case cfg.BatchSize < 0:
+		return nil, fmt.Errorf("openai: Config.BatchSize is %d; set it to a positive number of texts per request, or 0 for %d", cfg.BatchSize, DefaultBatchSize)
+	case cfg.Concurrency < 0:
+		return nil, fmt.Errorf("openai: Config.Concurrency is %d; set it to a positive number of requests in flight, or 0 for %d", cfg.Concurrency, DefaultConcurrency)
+	case cfg.Timeout < 0:
+		return nil, fmt.Errorf("openai: Config.Timeout is %s; set it to a positive duration, or 0 for %s", cfg.Timeout, DefaultTimeout)
+	}
+
+	e := &Embedder{
+		endpoint:    endpoint,
+		shownURL:    shown,
+		model:       model,
+		apiKey:      strings.TrimSpace(cfg.APIKey),
+		requestDims: cfg.RequestDimensions,
+		dims:        cfg.Dimensions,
+		batchSize:   orDefault(cfg.BatchSize, DefaultBatchSize),
+		concurrency: orDefault(cfg.Concurrency, DefaultConcurrency),
+		timeout:     cfg.Timeout,
+		maxRetries:  cfg.MaxRetries,
+		client:      cfg.HTTPClient,
+		sleep:       sleepCtx,
+		random:      rand.Float64,
+	}
+	if e.timeout == 0 {
+		e.timeout = DefaultTimeout
+	}
+	switch {
+	case e.maxRetries == 0:
+		e.maxRetries = DefaultMaxRetries
+	case e.maxRetries < 0:
+		e.maxRetries = 0
+	}
+	if e.client == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		// Without this, Concurrency parallel requests would keep only two
+		// idle connections and re-dial (and re-handshake TLS) the rest.
+		t.MaxIdleConnsPerHost = max(e.concurrency, 2)
+		e.client = &http.Client{Transport: t}
+	}
+	e.id = "openai/" + model
+	if e.requestDims {
+		e.id += fmt.Sprintf("/%d", e.dims)
+	}
+	return e, nil
+}
+
+func orDefault(v, def int) int {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+// parseBaseURL returns the embeddings endpoint and a form of the base URL that
+// is safe to put in error messages.
+func parseBaseURL(raw string) (endpoint, shown string, err error) {
+	raw = strings.TrimSpace(raw)
+	const hint = "set it to the server's API root, e.g. http://localhost:11434/v1 or https://api.openai.com/v1"
+	if raw == "" {
+		return "", "", errors.New("openai: Config.BaseURL is empty; " + hint)
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", "", fmt.Errorf("openai: Config.BaseURL does not parse (%v); %s", err, hint)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", "", fmt.Errorf("openai: Config.BaseURL %q is not an absolute http or https URL; %s", u.Redacted(), hint)
+	}
+	u.Fragment = ""
+	u.RawFragment = ""
+	u.Path = strings.TrimRight(u.Path, "/")
+	u.RawPath = ""
+	s := *u
+	s.User = nil
+	s.RawQuery = ""
+	u.Path += "/embeddings"
+	return u.String(), s.String(), nil
+}
+
+// learnDimensions embeds the probe text when the dimensions are not
+// configured.
+func (e *Embedder) learnDimensions(ctx context.Context) error {
+	if e.dims != 0 {
+		return nil
+	}
+	vs, err := e.embedBatch(ctx, []string{probeText})
+	if err != nil {
+		return fmt.Errorf("openai: learn the dimensions of model %q: %w", e.model, err)
+	}
+	e.dims = len(vs[0])
+	return nil
+}
+
+// Dimensions is the vector length, configured or learned by New.
+func (e *Embedder) Dimensions() int { return e.dims }
+
+// ID is "openai/<model>", plus "/<dimensions>" when the server is asked to
+// shorten its vectors, since those differ from the model's full-length ones.
+func (e *Embedder) ID() string { return e.id }
+
+// Embed returns one unit-length vector per text, in order. Empty texts get a
+// zero vector without a request. Batches run Concurrency at a time; the first
+// failure cancels the rest. Provider outages wrap search.ErrEmbedder.
+func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	var pending []int // positions of the texts to send
+	for i, t := range texts {
+		if t == "" {
+			out[i] = make([]float32, e.dims)
+		} else {
+			pending = append(pending, i)
+		}
+	}
+	if len(pending) == 0 {
+		return out, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("openai: embed %d texts: %w", len(pending), err)
+	}
+
+	batches := (len(pending) + e.batchSize - 1) / e.batchSize
+	run := func(ctx context.Context, b int) error {
+		pos := pending[b*e.batchSize : min((b+1)*e.batchSize, len(pending))]
+		in := make([]string, len(pos))
+		for j, p := range pos {
+			in[j] = texts[p]
+		}
+		vs, err := e.embedBatch(ctx, in)
+		if err != nil {
+			return fmt.Errorf("openai: embed batch of %d: %w", len(in), err)
+		}
+		for j, p := range pos {
+			out[p] = vs[j]
+		}
+		return nil
+	}
+	if batches == 1 {
+		if err := run(ctx, 0); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		next     atomic.Int64
+		wg       sync.WaitGroup
+		once     sync.Once
+		firstErr error
+	)
+	for range min(e.concurrency, batches) {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				b := int(next.Add(1) - 1)
+				if b >= batches {
+					return
+				}
+				if err := run(ctx, b); err != nil {
+					// The other workers' errors are mostly this cancel's
+					// echo; the first one is the cause.
+					once.Do(func() { firstErr = err; cancel() })
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	// The workers stop quietly when ctx ends between batches.
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("openai: embed %d texts: %w", len(pending), err)
+	}
+	return out, nil
+}
+
+// sleepCtx waits for d or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
