@@ -2,6 +2,7 @@ package doclib
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -61,6 +62,21 @@ type Limiter interface {
 	Release(ctx context.Context, bucket string, window time.Duration, now time.Time) error
 }
 
+// Ledger holds the AI credit of workspaces: every search that passes validation
+// spends one credit of the key's workspace, unless the workspace brings its own
+// AI provider key. An implementation must be exact under concurrent callers, also
+// across processes where it is shared.
+type Ledger interface {
+	// Spend takes one credit from the workspace, or returns ErrNoCredit (and takes
+	// nothing) when none is left.
+	Spend(ctx context.Context, workspaceID string) error
+	// Refund gives back one credit, for a search that failed after it was paid.
+	Refund(ctx context.Context, workspaceID string) error
+}
+
+// ErrNoCredit is what a Ledger returns when a workspace has no AI credit left.
+var ErrNoCredit = errors.New("no AI credit left")
+
 // Quota is a limiter's answer.
 type Quota struct {
 	Allowed   bool
@@ -78,6 +94,11 @@ type Principal struct {
 	AllLibraries     bool
 	Libraries        map[string]bool
 	RecordingDetails bool
+	// Suspended is true when the workspace's subscription is suspended.
+	Suspended bool
+	// OwnProviderKey is true when the workspace brings its own AI provider key:
+	// its searches are never metered.
+	OwnProviderKey bool
 }
 
 // Sees reports whether the principal may see a library. Libraries of other

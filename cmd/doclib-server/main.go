@@ -19,8 +19,11 @@ import (
 
 	"github.com/doclib/doclib/shared/dataset"
 	"github.com/doclib/doclib/shared/demo"
+	"github.com/doclib/doclib/shared/embed"
 	"github.com/doclib/doclib/shared/httpapi"
+	"github.com/doclib/doclib/shared/localsearch"
 	"github.com/doclib/doclib/shared/memory"
+	"github.com/doclib/doclib/shared/search"
 	"github.com/doclib/doclib/shared/service"
 )
 
@@ -57,13 +60,15 @@ Flags:
 
 // config is what the flags and environment decide.
 type config struct {
-	data      string
-	addr      string
-	keyLimit  int
-	ipLimit   int
-	window    time.Duration
-	noLimits  bool
-	logFormat string
+	data                string
+	semanticThreshold   float64
+	recordingsThreshold float64
+	addr                string
+	keyLimit            int
+	ipLimit             int
+	window              time.Duration
+	noLimits            bool
+	logFormat           string
 }
 
 func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
@@ -85,6 +90,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.DurationVar(&c.window, "rate-window", httpapi.DefaultWindow, "length of a rate-limit window")
 	fs.BoolVar(&c.noLimits, "no-rate-limits", false, "serve without rate limits (for load tests)")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log format: text or json")
+	fs.Float64Var(&c.semanticThreshold, "semantic-threshold", 0, "cosine at or above which the semantic signal fires (default: the embedder's, see docs/search.md)")
+	fs.Float64Var(&c.recordingsThreshold, "recordings-threshold", 0, "cosine at or above which source_recordings fires (default: the embedder's)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return c, err
@@ -132,7 +139,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	store := memory.New(data)
 	loaded := time.Since(start)
 
-	cfg := httpapi.Config{Service: service.New(store, nil), KeyLimit: c.keyLimit, IPLimit: c.ipLimit,
+	searcher, err := newSearcher(ctx, c, data, stdout)
+	if err != nil {
+		return err
+	}
+	svc := service.New(store, nil, service.WithSearch(searcher, memory.NewLedger(data.Workspaces)))
+	cfg := httpapi.Config{Service: svc, KeyLimit: c.keyLimit, IPLimit: c.ipLimit,
 		Window: c.window, Logger: logger}
 	if !c.noLimits {
 		cfg.Limiter = memory.NewLimiter()
@@ -176,7 +188,8 @@ func printBanner(w io.Writer, base, source string, d *dataset.Data, loaded time.
 	fmt.Fprintln(w, "Try:")
 	full := demo.Keys[0].Secret
 	for _, p := range []string{"/libraries", "/libraries/it-operations", "/libraries/lib_it/documents?pageSize=5",
-		"/libraries/lib_it/graph", "/documents/" + firstDocument(d, "lib_it"), "/documents/" + firstDocument(d, "lib_it") + "/traverse?depth=2"} {
+		"/libraries/lib_it/graph", "/documents/" + firstDocument(d, "lib_it"), "/documents/" + firstDocument(d, "lib_it") + "/traverse?depth=2",
+		"/search/documents?q=reset%20password&pageSize=3"} {
 		fmt.Fprintf(w, "  curl -s -H 'Authorization: Bearer %s' '%s%s'\n", full, base, p)
 	}
 	fmt.Fprintln(w, "\nDemo keys (send as Authorization: Bearer <key>):")
@@ -188,6 +201,37 @@ func printBanner(w io.Writer, base, source string, d *dataset.Data, loaded time.
 		fmt.Fprintf(w, "  %-*s  %s\n", width, k.Secret, k.Description)
 	}
 	fmt.Fprintln(w, "\nPress Ctrl-C to stop.")
+}
+
+// newSearcher builds the embedded search index of data and its searcher.
+func newSearcher(ctx context.Context, c config, data *dataset.Data, stdout io.Writer) (*search.Searcher, error) {
+	embedder, err := embed.NewHashing(0, nil)
+	if err != nil {
+		return nil, err
+	}
+	rules := search.DefaultRules(embedder.ID())
+	if c.semanticThreshold != 0 {
+		rules.SemanticThreshold = c.semanticThreshold
+	}
+	if c.recordingsThreshold != 0 {
+		rules.RecordingsThreshold = c.recordingsThreshold
+	}
+	if err := rules.Validate(); err != nil {
+		return nil, usageError{err}
+	}
+	start := time.Now()
+	last := start
+	idx, err := localsearch.Build(ctx, data, embedder, localsearch.Options{Progress: func(done, total int) {
+		if now := time.Now(); now.Sub(last) >= 5*time.Second || done == total && now.Sub(start) >= 5*time.Second {
+			last = now
+			fmt.Fprintf(stdout, "Indexing for search: %d of %d texts embedded (%d%%)\n", done, total, 100*done/max(total, 1))
+		}
+	}})
+	if err != nil {
+		return nil, fmt.Errorf("build the search index: %w", err)
+	}
+	fmt.Fprintf(stdout, "Search index built in %s with embedder %s.\n", time.Since(start).Round(time.Millisecond), embedder.ID())
+	return &search.Searcher{Backend: search.Local{Retriever: idx}, Embedder: search.Cached(embedder, 0), Rules: rules}, nil
 }
 
 // firstDocument picks a stable example document of a library for the banner.

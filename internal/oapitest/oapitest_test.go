@@ -208,10 +208,10 @@ func TestDocumentIsValidOpenAPI31(t *testing.T) {
 	if !ok && len(errs) == 0 {
 		t.Errorf("document invalid without errors")
 	}
-	// Every path the API serves (search comes later), each with a GET.
+	// Every path the API serves, each with a GET.
 	want := []string{"/libraries", "/libraries/{id}", "/libraries/{id}/tags", "/libraries/{id}/categories",
 		"/libraries/{id}/applications", "/libraries/{id}/graph", "/libraries/{id}/documents", "/documents/{id}",
-		"/documents/{id}/traverse", "/documents/{id}/source-recordings"}
+		"/documents/{id}/traverse", "/documents/{id}/source-recordings", "/search/documents"}
 	if n := v.model.Paths.PathItems.Len(); n != len(want) {
 		t.Errorf("%d paths, want %d", n, len(want))
 	}
@@ -286,7 +286,7 @@ func TestValidExchangesPass(t *testing.T) {
 		"trailing slash":            {"GET", "/libraries/", true, 404, okHeader(), errBody("not_found", "No such path.")},
 		"duplicate parameter":       {"GET", "/libraries?page=1&page=2", true, 400, okHeader(), errBody("bad_request", "The parameter page is given 2 times; give it once.")},
 		"empty label":               {"GET", "/documents/doc_a1_1/traverse?label=", true, 200, okHeader(), mustJSON(t, traversal(nil))},
-		"search not yet":            {"GET", "/search/documents?q=reset", true, 404, okHeader(), errBody("not_found", "No such path.")},
+		"unknown plural path":       {"GET", "/searches?q=reset", true, 404, okHeader(), errBody("not_found", "No such path.")},
 	}
 	v := Load(t)
 	for name, c := range cases {
@@ -402,7 +402,11 @@ func TestInvalidExchangesFail(t *testing.T) {
 		})}, "status"},
 		{"guidance null", exchange{"GET", "/documents/doc_a1_1/source-recordings", true, 200, okHeader(), edit(t, mustJSON(t, recordings()), func(m map[string]any) { m["guidance"] = nil })}, "guidance"},
 		{"graph without truncated", exchange{"GET", "/libraries/lib_a1/graph", true, 200, okHeader(), edit(t, mustJSON(t, graph()), func(m map[string]any) { delete(m, "truncated") })}, "truncated"},
-		{"200 on an unknown path", exchange{"GET", "/search/documents?q=reset", true, 200, okHeader(), []byte(`{"documents":[]}`)}, "not in the document"},
+		{"200 on an unknown path", exchange{"GET", "/searches?q=reset", true, 200, okHeader(), []byte(`{"documents":[]}`)}, "not in the document"},
+		{"search without guidance at low confidence", exchange{"GET", "/search/documents?q=reset", true, 200, okHeader(),
+			[]byte(`{"documents":[],"schemas":{},"total":0,"matchedTotal":0,"page":1,"pageSize":20,"facets":{"categories":[],"tags":[],"applications":[],"libraries":[]},"lowConfidence":true}`)}, "guidance"},
+		{"search with guidance when confident", exchange{"GET", "/search/documents?q=reset", true, 200, okHeader(),
+			[]byte(`{"documents":[],"schemas":{},"total":0,"matchedTotal":0,"page":1,"pageSize":20,"facets":{"categories":[],"tags":[],"applications":[],"libraries":[]},"lowConfidence":false,"guidance":["x"]}`)}, "not"},
 		{"405 with another code", exchange{"POST", "/libraries", true, 405, withHeader(okHeader(), "Allow", "GET"), errBody("not_found", "No.")}, "code"},
 		{"405 without Allow", exchange{"PUT", "/libraries/lib_a1", true, 405, okHeader(), errBody("method_not_allowed", "No.")}, "Allow"},
 		{"unknown path 404 in another shape", exchange{"GET", "/nope", true, 404, withHeader(okHeader(), "Content-Type", "text/plain"), []byte("404 page not found\n")}, "text/plain"},

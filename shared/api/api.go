@@ -262,3 +262,59 @@ type SourceRecordings struct {
 	Page             int               `json:"page"`
 	PageSize         int               `json:"pageSize"`
 }
+
+// Relevance says why a search hit was returned.
+type Relevance struct {
+	// Signals are the matches that fired: lexical, fuzzy, semantic,
+	// source_recordings, or fallback alone.
+	Signals []string `json:"signals"`
+	// Score blends the fired signals into one number in [0, 1].
+	Score float64 `json:"score"`
+	// SemanticSimilarity is the cosine similarity of query and document, whether
+	// or not the semantic signal fired.
+	SemanticSimilarity float64 `json:"semanticSimilarity"`
+}
+
+// SearchHit is a document of GET /search/documents. It carries no schema: the
+// response's schemas holds each library's template once.
+type SearchHit struct {
+	ID           string          `json:"id"`
+	Title        string          `json:"title"`
+	Category     string          `json:"category"`
+	Tags         []string        `json:"tags"`
+	Applications []string        `json:"applications"`
+	Content      json.RawMessage `json:"content"`
+	Library      DocumentRef     `json:"library"`
+	Edges        Edges           `json:"edges"`
+	Relevance    Relevance       `json:"relevance"`
+}
+
+// LibraryFacet is an entry of a search's libraries facet.
+type LibraryFacet struct {
+	ID            string `json:"id"`
+	Name          string `json:"name"`
+	DocumentCount int    `json:"documentCount"`
+}
+
+// SearchFacets break down the documents a query matched.
+type SearchFacets struct {
+	Categories   []Label        `json:"categories"`
+	Tags         []Label        `json:"tags"`
+	Applications []Label        `json:"applications"`
+	Libraries    []LibraryFacet `json:"libraries"`
+}
+
+// SearchResults is GET /search/documents.
+type SearchResults struct {
+	Documents    []SearchHit       `json:"documents"`
+	Schemas      map[string]Schema `json:"schemas"`
+	Total        int               `json:"total"`
+	MatchedTotal int               `json:"matchedTotal"`
+	Page         int               `json:"page"`
+	PageSize     int               `json:"pageSize"`
+	Facets       SearchFacets      `json:"facets"`
+	// LowConfidence is true when the documents are the fallback, not matches.
+	LowConfidence bool `json:"lowConfidence"`
+	// Guidance are hints on rewording or narrowing, present only with LowConfidence.
+	Guidance []string `json:"guidance,omitempty"`
+}

@@ -27,6 +27,9 @@ var (
 	recordingSet     = []string{"id", "title", "status", "clientCreatedAt", "questions", "steps"}
 	questionSet      = []string{"id", "question", "response", "sequenceOrder"}
 	errorSet         = []string{"code", "message"}
+	// Search: read-api.md's response table and hit fields; guidance only when lowConfidence.
+	searchSet = []string{"documents", "schemas", "total", "matchedTotal", "page", "pageSize", "facets", "lowConfidence"}
+	hitSet    = []string{"id", "title", "category", "tags", "applications", "content", "library", "edges", "relevance"}
 )
 
 // shape maps a path inside a response ("" is the body, "a.b" a member, "a[]" each
@@ -60,6 +63,12 @@ func TestFieldSetsMatchTheSpec(t *testing.T) {
 			"nodes[]": nodeSet, "edges[]": graphEdgeSet}, "schemas.*")},
 		{"/documents/doc_a1_1/source-recordings", shape{"": {"sourceRecordings", "total", "linkedTotal", "privateTotal", "guidance", "page", "pageSize"},
 			"sourceRecordings[]": recordingSet, "sourceRecordings[].questions[]": questionSet}},
+		{"/search/documents?q=reset%20password", withSchema(shape{"": searchSet, "documents[]": hitSet,
+			"documents[].relevance": {"signals", "score", "semanticSimilarity"}, "documents[].library": {"id", "name"},
+			"documents[].edges": {"outgoing", "incoming"}, "documents[].edges.outgoing[]": outgoingEdgeSet,
+			"facets": {"categories", "tags", "applications", "libraries"}, "facets.categories[]": labelSet,
+			"facets.tags[]": labelSet, "facets.applications[]": labelSet, "facets.libraries[]": {"id", "name", "documentCount"}}, "schemas.*")},
+		{"/search/documents?q=zzqx%20blorf", shape{"": append(slices.Clone(searchSet), "guidance"), "documents[]": hitSet}},
 		{"/documents/doc_nope", shape{"": {"error"}, "error": errorSet}},
 		{"/libraries/lib_a1/documents?page=0", shape{"": {"error"}, "error": errorSet}},
 	}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -20,6 +21,11 @@ func FuzzRequests(f *testing.F) {
 	paths := []string{"/libraries", "/libraries/lib_a1", "/libraries/ops", "/libraries/operations/tags", "/libraries/lib_a1/categories",
 		"/libraries/lib_a1/applications", "/libraries/lib_a1/graph", "/libraries/lib_a1/documents", "/documents/doc_a1_1",
 		"/documents/doc_a1_1/traverse", "/documents/doc_a1_1/source-recordings", "/search/documents", "/libraries/%2e%2e/x", "/documents/doc_a1_1/../x"}
+	searches := []string{"q=reset%20password", "q=okta&libraryId=lib_a1&category=Accounts&tag=security&application=Okta&page=2&pageSize=1",
+		"q=zzqx", "q=a", "q=%20%20x%20", "q=okta&libraryId=ops", "q=okta&libraryId=lib_b1", "q=" + strings.Repeat("x", 513), "q=pasword&q=reset"}
+	for i, q := range searches {
+		f.Add("GET", "/search/documents", q, uint8(i))
+	}
 	queries := []string{"", "page=2&pageSize=1", "pageSize=1000", "page=0", "category=Accounts&tag=security&application=Okta&search=okta",
 		"depth=3&direction=incoming&label=often%20next", "depth=9", "page=1&page=1", "search=%ff", "a=%zz", "pageSize=-1", "page=18446744073709551616"}
 	for i, p := range paths {
@@ -31,7 +37,7 @@ func FuzzRequests(f *testing.F) {
 	f.Add("GET", "/libraries/\x00", "", uint8(1))
 	d := fixtureData(f)
 	keys := []string{fixture.KeyFull, fixture.KeyOneLibrary, fixture.KeyNoRecording, fixture.KeyIndividual, fixture.KeyExpired, "", "nonsense"}
-	h := httpapi.NewServer(httpapi.Config{Service: service.New(memoryStoreFrom(d), nil)})
+	h := httpapi.NewServer(httpapi.Config{Service: service.New(memoryStoreFrom(d), nil, searchOptions(f, d, options{}))})
 	f.Fuzz(func(t *testing.T, method, path, rawQuery string, key uint8) {
 		if method == "" || !validToken(method) {
 			method = "GET"

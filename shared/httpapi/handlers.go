@@ -11,6 +11,7 @@ var (
 	pageParams     = []string{"page", "pageSize"}
 	documentParams = []string{"page", "pageSize", "category", "tag", "application", "search"}
 	traverseParams = []string{"direction", "label", "depth"}
+	searchParams   = []string{"q", "libraryId", "category", "tag", "application", "page", "pageSize"}
 	noParams       []string
 )
 
@@ -121,6 +122,23 @@ func (s *server) handleSourceRecordings() http.Handler {
 			return
 		}
 		out, err := s.Service.SourceRecordings(r.Context(), PrincipalFrom(r.Context()), r.PathValue("id"), page)
+		s.respond(w, r, out, err)
+	})
+}
+
+func (s *server) handleSearch() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q, err := parseQuery(r, searchParams...)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		sp, err := q.search()
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		out, err := s.Service.Search(r.Context(), PrincipalFrom(r.Context()), sp)
 		s.respond(w, r, out, err)
 	})
 }

@@ -15,8 +15,11 @@ import (
 	"github.com/doclib/doclib/internal/oapitest"
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/dataset"
+	"github.com/doclib/doclib/shared/embed"
 	"github.com/doclib/doclib/shared/httpapi"
+	"github.com/doclib/doclib/shared/localsearch"
 	"github.com/doclib/doclib/shared/memory"
+	"github.com/doclib/doclib/shared/search"
 	"github.com/doclib/doclib/shared/service"
 )
 
@@ -33,28 +36,73 @@ type options struct {
 	store             doclib.Store
 	noLimiter         bool
 	clock             func() time.Time
+	// edit changes the fixture before it is loaded (credits, plans...).
+	edit func(*dataset.File)
+	// backend and embedder replace the embedded engine and the offline embedder.
+	backend  search.Backend
+	embedder search.Embedder
+	// ledger, when set, receives the ledger the server uses.
+	ledger **memory.Ledger
 }
 
 func fixtureData(t testing.TB) *dataset.Data {
 	t.Helper()
-	d, err := dataset.Validate(fixture.File())
+	return editedFixture(t, nil)
+}
+
+func editedFixture(t testing.TB, edit func(*dataset.File)) *dataset.Data {
+	t.Helper()
+	f := fixture.File()
+	if edit != nil {
+		edit(f)
+	}
+	d, err := dataset.Validate(f)
 	if err != nil {
 		t.Fatalf("fixture does not validate: %v", err)
 	}
 	return d
 }
 
+// searchOptions wires search over d: the embedded engine with the offline
+// embedder unless o says otherwise, and a ledger of d's credits.
+func searchOptions(t testing.TB, d *dataset.Data, o options) service.Option {
+	t.Helper()
+	var e search.Embedder = o.embedder
+	if e == nil {
+		h, err := embed.NewHashing(0, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e = h
+	}
+	backend := o.backend
+	if backend == nil {
+		h, _ := embed.NewHashing(0, nil)
+		x, err := localsearch.Build(context.Background(), d, h, localsearch.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		backend = search.Local{Retriever: x}
+	}
+	ledger := memory.NewLedger(d.Workspaces)
+	if o.ledger != nil {
+		*o.ledger = ledger
+	}
+	return service.WithSearch(&search.Searcher{Backend: backend, Embedder: search.Cached(e, 0), Rules: search.DefaultRules("hash-v1/256")}, ledger)
+}
+
 func newServer(t testing.TB, o options) *testServer {
 	t.Helper()
+	d := editedFixture(t, o.edit)
 	store := o.store
 	if store == nil {
-		store = memory.New(fixtureData(t))
+		store = memory.New(d)
 	}
 	clock := o.clock
 	if clock == nil {
 		clock = func() time.Time { return testNow }
 	}
-	cfg := httpapi.Config{Service: service.New(store, clock), KeyLimit: o.keyLimit, IPLimit: o.ipLimit, Now: clock}
+	cfg := httpapi.Config{Service: service.New(store, clock, searchOptions(t, d, o)), KeyLimit: o.keyLimit, IPLimit: o.ipLimit, Now: clock}
 	if !o.noLimiter {
 		cfg.Limiter = memory.NewLimiter()
 	}

@@ -4,11 +4,13 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	doclib "github.com/doclib/doclib/shared"
+	"github.com/doclib/doclib/shared/search"
 	"github.com/doclib/doclib/shared/service"
 )
 
@@ -115,4 +117,39 @@ func (q query) traverse() (service.TraverseParams, error) {
 		tp.Depth = d
 	}
 	return tp, nil
+}
+
+// Bounds of q (read-api.md): 2 to 512 characters after trimming.
+const (
+	minQueryLength = 2
+	maxQueryLength = 512
+)
+
+// libraryIDPattern is the shape of a library ID; libraryId takes nothing else.
+var libraryIDPattern = regexp.MustCompile(`^lib_[A-Za-z0-9_-]{1,64}$`)
+
+func (q query) search() (service.SearchParams, error) {
+	var sp service.SearchParams
+	text, ok := q["q"]
+	if !ok {
+		return sp, doclib.Errorf(doclib.EBadRequest, "The parameter q is required: the words to search for, 2 to %d characters, e.g. q=reset%%20password.", maxQueryLength)
+	}
+	text = strings.TrimSpace(text)
+	switch n := utf8.RuneCountInString(text); {
+	case n < minQueryLength:
+		return sp, doclib.Errorf(doclib.EBadRequest, "The parameter q must be %d to %d characters after trimming spaces; got %d.", minQueryLength, maxQueryLength, n)
+	case n > maxQueryLength:
+		return sp, doclib.Errorf(doclib.EBadRequest, "The parameter q must be %d to %d characters; got %d. Shorten the query.", minQueryLength, maxQueryLength, n)
+	}
+	sp.Query = text
+	if id, ok := q["libraryId"]; ok && !libraryIDPattern.MatchString(id) {
+		return sp, doclib.Errorf(doclib.EBadRequest, "The parameter libraryId must be a library ID such as lib_ops (from GET /libraries); slugs are not accepted here. Got %q.", id)
+	}
+	sp.Filter = search.Filter{LibraryID: q["libraryId"], Category: q["category"], Tag: q["tag"], Application: q["application"]}
+	page, err := q.page(service.MaxPageSize)
+	if err != nil {
+		return sp, err
+	}
+	sp.Page = page
+	return sp, nil
 }

@@ -20,5 +20,6 @@ func (s *server) routes() {
 	s.mux.Handle("/documents/{id}", get(s.handleDocument()))
 	s.mux.Handle("/documents/{id}/traverse", get(s.handleTraverse()))
 	s.mux.Handle("/documents/{id}/source-recordings", get(s.handleSourceRecordings()))
+	s.mux.Handle("/search/documents", get(s.handleSearch()))
 	s.mux.Handle("/", http.HandlerFunc(notFound))
 }

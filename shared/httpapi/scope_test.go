@@ -31,6 +31,10 @@ func TestScopeNeverLeaks(t *testing.T) {
 			paths = append(paths, "/documents/"+d+"/traverse"+q)
 		}
 	}
+	for _, q := range []string{"okta", "invoice", "approve%20invoice", "zzqx%20blorf", "reset%20password&category=Payables",
+		"netsuite", "escrow%20ledger%20treasury", "quarterly%20access%20review", "okta&tag=quarterly", "month%20end%20close"} {
+		paths = append(paths, "/search/documents?q="+q)
+	}
 	// Titles and names of what is outside scope must not leak either.
 	secrets := append([]string{"Finance", "Compliance", "Approve a vendor invoice", "Close the month", "Quarterly access review", "Beta", "NetSuite", "Invoice approval"},
 		fixture.OutsideOneLibrary...)

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	doclib "github.com/doclib/doclib/shared"
 )
 
 // Filter narrows the matched set: read-api.md's libraryId, category, tag and
@@ -74,11 +76,8 @@ type Candidate struct {
 }
 
 // Facet is one entry of a facet: a label (for libraries, the library ID) and the
-// number of matched documents that carry it.
-type Facet struct {
-	Name          string
-	DocumentCount int
-}
+// number of matched documents that carry it, the domain's label count.
+type Facet = doclib.Label
 
 // Facets break down the matched set.
 type Facets struct {
@@ -297,20 +296,26 @@ func (s *Searcher) Search(ctx context.Context, r Request) (*Response, error) {
 	return resp, nil
 }
 
-// guidance explains a fallback and says what to try next.
+// guidance explains a fallback and says what to try next: what matched, whether
+// the filters held, what the list is, and how to do better.
 func guidance(r Request, matched int, dropped bool) []string {
-	var out []string
 	filters := describeFilter(r.Filter)
-	switch {
-	case matched == 0:
-		out = append(out, fmt.Sprintf("No document matched %q by its words, a close spelling or its meaning, so these are the most active documents you can see: suggestions, not answers.", r.Text))
-	case dropped:
-		out = append(out, fmt.Sprintf("%d %s matched %q, but none with %s, and no document you can see passes %s; these are the most active documents you can see.",
-			matched, plural(matched, "document", "documents"), r.Text, filters, plural(filterCount(r.Filter), "that filter", "those filters")))
-	default:
-		out = append(out, fmt.Sprintf("%d %s matched %q, but none with %s; these are the most active documents that pass %s.",
-			matched, plural(matched, "document", "documents"), r.Text, filters, plural(filterCount(r.Filter), "that filter", "those filters")))
+	them := plural(filterCount(r.Filter), "that filter", "those filters")
+	var what string
+	if matched == 0 {
+		what = fmt.Sprintf("No document matched %q by its words, a close spelling or its meaning.", r.Text)
+	} else {
+		what = fmt.Sprintf("%d %s matched %q, but none with %s.", matched, plural(matched, "document", "documents"), r.Text, filters)
 	}
+	switch {
+	case dropped:
+		what += fmt.Sprintf(" No document you can see passes %s, so these are the most active documents you can see, without %s: suggestions, not answers.", filters, them)
+	case filters != "":
+		what += fmt.Sprintf(" These are the most active documents that pass %s: suggestions, not answers.", them)
+	default:
+		what += " These are the most active documents you can see: suggestions, not answers."
+	}
+	out := []string{what}
 	if matched > 0 {
 		out = append(out, "Remove a filter, or choose a value from the facets of this response: they break down the documents that matched.")
 	} else {

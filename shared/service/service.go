@@ -13,6 +13,7 @@ import (
 
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/api"
+	"github.com/doclib/doclib/shared/search"
 )
 
 // Caps and bounds of the spec.
@@ -27,16 +28,31 @@ const (
 
 // Service answers the read API's questions for an authenticated principal.
 type Service struct {
-	store doclib.Store
-	now   func() time.Time
+	store    doclib.Store
+	now      func() time.Time
+	searcher *search.Searcher
+	ledger   doclib.Ledger
+}
+
+// Option configures a Service.
+type Option func(*Service)
+
+// WithSearch enables GET /search/documents: searcher finds documents and ledger
+// holds the AI credit every search spends.
+func WithSearch(searcher *search.Searcher, ledger doclib.Ledger) Option {
+	return func(s *Service) { s.searcher, s.ledger = searcher, ledger }
 }
 
 // New returns a Service over store. now may be nil (time.Now).
-func New(store doclib.Store, now func() time.Time) *Service {
+func New(store doclib.Store, now func() time.Time, opts ...Option) *Service {
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{store: store, now: now}
+	s := &Service{store: store, now: now}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // Page is a validated page request.
@@ -83,7 +99,8 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (*doclib.Prin
 		return nil, fmt.Errorf("service: look up workspace %s: %w", key.WorkspaceID, err)
 	}
 	p := &doclib.Principal{KeyID: key.ID, WorkspaceID: key.WorkspaceID, Plan: ws.Plan,
-		AllLibraries: key.AllLibraries, RecordingDetails: key.RecordingDetails}
+		AllLibraries: key.AllLibraries, RecordingDetails: key.RecordingDetails,
+		Suspended: ws.Subscription == doclib.SubscriptionSuspended, OwnProviderKey: ws.OwnProviderKey}
 	if !key.AllLibraries {
 		p.Libraries = make(map[string]bool, len(key.Libraries))
 		for _, id := range key.Libraries {
@@ -219,23 +236,7 @@ func (s *Service) Document(ctx context.Context, p *doclib.Principal, id string) 
 		FirstSeen: api.Time{Time: doc.FirstSeen}, LastSeen: api.Time{Time: doc.LastSeen},
 		CreatedAt: api.Time{Time: doc.CreatedAt}, UpdatedAt: api.Time{Time: doc.UpdatedAt},
 		Content: doc.Content, Schema: schemaOut(lib.Schema), Library: api.DocumentRef{ID: lib.ID, Name: lib.Name},
-		Edges: api.Edges{Outgoing: []api.OutgoingEdge{}, Incoming: []api.IncomingEdge{}}}
-	if de := edges[id]; de != nil {
-		for _, e := range de.Outgoing {
-			if p.SeesLibraryID(e.TargetLibraryID) {
-				out.Edges.Outgoing = append(out.Edges.Outgoing, api.OutgoingEdge{TargetDocumentID: e.TargetID,
-					TargetDocumentTitle: e.TargetTitle, TargetLibraryID: e.TargetLibraryID, Label: e.Label,
-					EdgeType: e.Type, RecordingCount: e.RecordingCount, Support: e.Support, LowConfidence: e.LowConfidence()})
-			}
-		}
-		for _, e := range de.Incoming {
-			if p.SeesLibraryID(e.SourceLibraryID) {
-				out.Edges.Incoming = append(out.Edges.Incoming, api.IncomingEdge{SourceDocumentID: e.SourceID,
-					SourceDocumentTitle: e.SourceTitle, SourceLibraryID: e.SourceLibraryID, Label: e.Label,
-					EdgeType: e.Type, RecordingCount: e.RecordingCount, Support: e.Support, LowConfidence: e.LowConfidence()})
-			}
-		}
-	}
+		Edges: edgesOut(p, edges[id])}
 	return out, nil
 }
 
@@ -417,6 +418,30 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// edgesOut is a document's edges inside the principal's scope: an edge whose
+// other end is in a library the key cannot see is left out.
+func edgesOut(p *doclib.Principal, de *doclib.DocumentEdges) api.Edges {
+	out := api.Edges{Outgoing: []api.OutgoingEdge{}, Incoming: []api.IncomingEdge{}}
+	if de == nil {
+		return out
+	}
+	for _, e := range de.Outgoing {
+		if p.SeesLibraryID(e.TargetLibraryID) {
+			out.Outgoing = append(out.Outgoing, api.OutgoingEdge{TargetDocumentID: e.TargetID,
+				TargetDocumentTitle: e.TargetTitle, TargetLibraryID: e.TargetLibraryID, Label: e.Label,
+				EdgeType: e.Type, RecordingCount: e.RecordingCount, Support: e.Support, LowConfidence: e.LowConfidence()})
+		}
+	}
+	for _, e := range de.Incoming {
+		if p.SeesLibraryID(e.SourceLibraryID) {
+			out.Incoming = append(out.Incoming, api.IncomingEdge{SourceDocumentID: e.SourceID,
+				SourceDocumentTitle: e.SourceTitle, SourceLibraryID: e.SourceLibraryID, Label: e.Label,
+				EdgeType: e.Type, RecordingCount: e.RecordingCount, Support: e.Support, LowConfidence: e.LowConfidence()})
+		}
+	}
+	return out
 }
 
 func libraryOut(l *doclib.Library) api.Library {

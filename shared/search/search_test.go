@@ -1,0 +1,120 @@
+package search
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+func TestScoreIsBoundedAndIgnoresEvidenceBelowThresholds(t *testing.T) {
+	r := DefaultRules("hash-v1/256")
+	if err := r.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 10000 {
+		e := Evidence{LexicalHit: rng.IntN(2) == 0, Lexical: rng.Float64() * 50, FuzzyHit: rng.IntN(2) == 0,
+			Fuzzy: rng.Float64(), Semantic: rng.Float64()*2 - 1, Recordings: rng.Float64()}
+		if s := r.Score(e); s < 0 || s > 1 {
+			t.Fatalf("score %f outside [0, 1] for %+v", s, e)
+		}
+		if r.Matches(e) != (len(r.Signals(e)) > 0) {
+			t.Fatalf("Matches and Signals disagree for %+v", e)
+		}
+	}
+	// Below its threshold a similarity adds nothing, however close it comes.
+	lex := Evidence{LexicalHit: true, Lexical: 3}
+	near := lex
+	near.Semantic = r.SemanticThreshold - 0.001
+	if r.Score(lex) != r.Score(near) {
+		t.Error("a semantic similarity below the threshold changed the score")
+	}
+	// More evidence never lowers a score.
+	more := lex
+	more.Semantic = 0.9
+	if r.Score(more) <= r.Score(lex) {
+		t.Error("a fired semantic signal did not raise the score")
+	}
+	if r.Score(Evidence{LexicalHit: true, Lexical: 1}) <= r.Score(Evidence{FuzzyHit: true, Fuzzy: 1}) {
+		t.Error("a perfect fuzzy match outranks a word match")
+	}
+}
+
+func TestRulesValidate(t *testing.T) {
+	r := DefaultRules("x")
+	r.Weights.Semantic = 0.9
+	if err := r.Validate(); err == nil {
+		t.Error("weights summing above 1 accepted")
+	}
+	r = DefaultRules("x")
+	r.SemanticThreshold = 0
+	if err := r.Validate(); err == nil {
+		t.Error("a threshold of 0 accepted")
+	}
+}
+
+func TestMaxEdits(t *testing.T) {
+	r := DefaultRules("x") // similarity 0.8
+	for n, want := range map[int]int{1: 0, 4: 0, 5: 1, 9: 1, 10: 2, 30: 2} {
+		if got := r.MaxEdits(n); got != want {
+			t.Errorf("MaxEdits(%d) = %d, want %d", n, got, want)
+		}
+	}
+}
+
+func TestEvaluateDropsWhatABackendShouldNotReturn(t *testing.T) {
+	r := DefaultRules("x")
+	in, out := &Doc{ID: "doc_1", LibraryID: "lib_in"}, &Doc{ID: "doc_2", LibraryID: "lib_out"}
+	q := &Query{Libraries: []string{"lib_in"}, Limit: 10, Rules: &r}
+	m := Evaluate([]Candidate{
+		{Doc: in, Evidence: Evidence{LexicalHit: true}},
+		{Doc: out, Evidence: Evidence{LexicalHit: true}},                    // outside scope
+		{Doc: &Doc{ID: "doc_3", LibraryID: "lib_in"}, Evidence: Evidence{}}, // nothing fired
+	}, q)
+	if m.MatchedTotal != 1 || len(m.Hits) != 1 || m.Hits[0].DocumentID != "doc_1" || len(m.Facets.Libraries) != 1 {
+		t.Errorf("got %+v", m)
+	}
+}
+
+type countingEmbedder struct {
+	calls atomic.Int32
+}
+
+func (c *countingEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	c.calls.Add(1)
+	out := make([][]float32, len(texts))
+	for i := range out {
+		out[i] = []float32{3, 4}
+	}
+	return out, nil
+}
+func (c *countingEmbedder) Dimensions() int { return 2 }
+func (c *countingEmbedder) ID() string      { return "count" }
+
+func TestCachedEmbedder(t *testing.T) {
+	e := &countingEmbedder{}
+	c := Cached(e, 2)
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v, err := c.EmbedQuery(context.Background(), "reset password")
+			if err != nil || v[0] != 0.6 || v[1] != 0.8 {
+				t.Errorf("vector %v, %v; want the normalised (0.6, 0.8)", v, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := e.calls.Load(); n != 1 {
+		t.Errorf("%d embedding calls for one query asked 20 times", n)
+	}
+	c.EmbedQuery(context.Background(), "b")
+	c.EmbedQuery(context.Background(), "c") // evicts "reset password"
+	c.EmbedQuery(context.Background(), "reset password")
+	if n := e.calls.Load(); n != 4 {
+		t.Errorf("%d calls; the cache holds 2 texts", n)
+	}
+}
