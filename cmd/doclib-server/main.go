@@ -23,6 +23,7 @@ import (
 	"github.com/doclib/doclib/shared/httpapi"
 	"github.com/doclib/doclib/shared/localsearch"
 	"github.com/doclib/doclib/shared/memory"
+	"github.com/doclib/doclib/shared/openai"
 	"github.com/doclib/doclib/shared/search"
 	"github.com/doclib/doclib/shared/service"
 )
@@ -61,6 +62,11 @@ Flags:
 // config is what the flags and environment decide.
 type config struct {
 	data                string
+	embedder            string
+	embedURL            string
+	embedModel          string
+	embedDimensions     int
+	embedAPIKey         string
 	semanticThreshold   float64
 	recordingsThreshold float64
 	addr                string
@@ -69,6 +75,13 @@ type config struct {
 	window              time.Duration
 	noLimits            bool
 	logFormat           string
+}
+
+func envOr(getenv func(string) string, key, def string) string {
+	if v := getenv(key); v != "" {
+		return v
+	}
+	return def
 }
 
 func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
@@ -90,6 +103,10 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.DurationVar(&c.window, "rate-window", httpapi.DefaultWindow, "length of a rate-limit window")
 	fs.BoolVar(&c.noLimits, "no-rate-limits", false, "serve without rate limits (for load tests)")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log format: text or json")
+	fs.StringVar(&c.embedder, "embedder", envOr(getenv, "DOCLIB_EMBEDDER", "hash"), "`NAME` of the embedder for the meaning matches: hash (offline, built in) or openai (any OpenAI-compatible embeddings server) (env DOCLIB_EMBEDDER)")
+	fs.StringVar(&c.embedURL, "embed-url", getenv("DOCLIB_EMBED_URL"), "base `URL` of the OpenAI-compatible server, e.g. http://localhost:11434/v1 for Ollama (env DOCLIB_EMBED_URL)")
+	fs.StringVar(&c.embedModel, "embed-model", getenv("DOCLIB_EMBED_MODEL"), "embedding `MODEL` name, e.g. nomic-embed-text (env DOCLIB_EMBED_MODEL); its API key, if any, comes from DOCLIB_EMBED_API_KEY only")
+	fs.IntVar(&c.embedDimensions, "embed-dimensions", 0, "ask the model for `N` dimensions (OpenAI text-embedding-3 models); 0 takes the model's own")
 	fs.Float64Var(&c.semanticThreshold, "semantic-threshold", 0, "cosine at or above which the semantic signal fires (default: the embedder's, see docs/search.md)")
 	fs.Float64Var(&c.recordingsThreshold, "recordings-threshold", 0, "cosine at or above which source_recordings fires (default: the embedder's)")
 	if err := fs.Parse(args); err != nil {
@@ -107,7 +124,14 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		return c, usageError{errors.New("--rate-window must be at least 1s")}
 	case c.logFormat != "text" && c.logFormat != "json":
 		return c, usageError{fmt.Errorf("--log-format must be text or json, not %q", c.logFormat)}
+	case c.embedder != "hash" && c.embedder != "openai":
+		return c, usageError{fmt.Errorf("--embedder must be hash or openai, not %q", c.embedder)}
+	case c.embedder == "openai" && (c.embedURL == "" || c.embedModel == ""):
+		return c, usageError{errors.New("--embedder openai needs --embed-url and --embed-model, e.g. --embed-url http://localhost:11434/v1 --embed-model nomic-embed-text")}
+	case c.embedDimensions < 0:
+		return c, usageError{errors.New("--embed-dimensions must be 0 or more")}
 	}
+	c.embedAPIKey = getenv("DOCLIB_EMBED_API_KEY")
 	return c, nil
 }
 
@@ -205,9 +229,21 @@ func printBanner(w io.Writer, base, source string, d *dataset.Data, loaded time.
 
 // newSearcher builds the embedded search index of data and its searcher.
 func newSearcher(ctx context.Context, c config, data *dataset.Data, stdout io.Writer) (*search.Searcher, error) {
-	embedder, err := embed.NewHashing(0, nil)
-	if err != nil {
-		return nil, err
+	var embedder search.Embedder
+	switch c.embedder {
+	case "openai":
+		oe, err := openai.New(ctx, openai.Config{BaseURL: c.embedURL, Model: c.embedModel, APIKey: c.embedAPIKey,
+			Dimensions: c.embedDimensions, RequestDimensions: c.embedDimensions > 0})
+		if err != nil {
+			return nil, fmt.Errorf("embedder: %w", err)
+		}
+		embedder = oe
+	default:
+		h, err := embed.NewHashing(0, nil)
+		if err != nil {
+			return nil, err
+		}
+		embedder = h
 	}
 	rules := search.DefaultRules(embedder.ID())
 	if c.semanticThreshold != 0 {

@@ -9,11 +9,13 @@ import (
 	"flag"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -45,10 +47,16 @@ var baseURL = regexp.MustCompile(`doclib read API at (http://\S+)`)
 // that cancels it (as SIGINT does) and returns run's error.
 func start(t *testing.T, args ...string) (string, *syncBuffer, func() error) {
 	t.Helper()
+	return startWith(t, nil, args...)
+}
+
+// startWith is start with environment variables.
+func startWith(t *testing.T, env map[string]string, args ...string) (string, *syncBuffer, func() error) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	out := &syncBuffer{}
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, args, func(string) string { return "" }, out, io.Discard) }()
+	go func() { done <- run(ctx, args, func(k string) string { return env[k] }, out, out) }()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		if m := baseURL.FindStringSubmatch(out.String()); m != nil {
@@ -183,5 +191,48 @@ func TestPortInUse(t *testing.T) {
 	err := run(context.Background(), []string{"--addr", addr}, func(string) string { return "" }, io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "cannot listen") {
 		t.Errorf("second server on %s: %v", addr, err)
+	}
+}
+
+// TestServesSearchWithAnHTTPEmbedder: --embedder openai embeds the data set and
+// the queries through an OpenAI-compatible server, with the key from the
+// environment, which never shows in the output.
+func TestServesSearchWithAnHTTPEmbedder(t *testing.T) {
+	const secret = "sk-test-embedding-key-0123456789"
+	var calls atomic.Int32
+	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		var req struct{ Input []string }
+		if r.Header.Get("Authorization") != "Bearer "+secret || json.NewDecoder(r.Body).Decode(&req) != nil {
+			http.Error(w, `{"error":{"message":"unauthorised"}}`, http.StatusUnauthorized)
+			return
+		}
+		type item struct {
+			Index     int       `json:"index"`
+			Embedding []float32 `json:"embedding"`
+		}
+		var data []item
+		for i, text := range req.Input {
+			v := []float32{0.1, 0.1, 0.1}
+			if strings.Contains(strings.ToLower(text), "password") {
+				v[0] = 5
+			}
+			data = append(data, item{i, v})
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"data": data})
+	}))
+	defer fake.Close()
+	base, out, stop := startWith(t, map[string]string{"DOCLIB_EMBED_API_KEY": secret},
+		"--addr", "127.0.0.1:0", "--embedder", "openai", "--embed-url", fake.URL+"/v1", "--embed-model", "fake")
+	defer stop()
+	status, body := get(t, base+"/search/documents?q=forgotten%20password", "dlk_demo_full_scope")
+	if status != 200 || !strings.Contains(string(body), `"semantic"`) {
+		t.Fatalf("search through the HTTP embedder: %d %.300s", status, body)
+	}
+	if calls.Load() < 2 || !strings.Contains(out.String(), "openai/fake") {
+		t.Errorf("%d calls to the embedder; banner:\n%s", calls.Load(), out)
+	}
+	if strings.Contains(out.String(), secret) {
+		t.Error("the embedding API key was printed")
 	}
 }
