@@ -33,6 +33,7 @@ type scratch struct {
 
 	recStamp []uint32
 	rec      []float32 // per recording
+	recTodo  []uint32  // the recordings to score for this query
 }
 
 func (x *Index) getScratch() *scratch {
@@ -330,19 +331,44 @@ func (x *Index) dotRange(out, vecs, q []float32, start, end uint32) {
 }
 
 // recordings computes the cosine of q with every readable recording behind a
-// visible document, each once.
+// visible document, each once: the distinct recordings are listed first, then
+// scored on every core when there are many.
 func (x *Index) recordings(s *scratch, q []float32, spans []span) {
-	d := x.dims
-	qv := blas32.Vector{N: d, Inc: 1, Data: q}
+	todo := s.recTodo[:0]
 	for _, sp := range spans {
 		for _, r := range x.libRecs[x.docLib[sp.start]] {
-			if s.recStamp[r] == s.gen {
-				continue
+			if s.recStamp[r] != s.gen {
+				s.recStamp[r] = s.gen
+				todo = append(todo, r)
 			}
-			s.recStamp[r] = s.gen
+		}
+	}
+	s.recTodo = todo
+	d := x.dims
+	score := func(rs []uint32) {
+		qv := blas32.Vector{N: d, Inc: 1, Data: q}
+		for _, r := range rs {
 			s.rec[r] = blas32.Dot(qv, blas32.Vector{N: d, Inc: 1, Data: x.recVec[int(r)*d : int(r+1)*d]})
 		}
 	}
+	workers := 1
+	if len(todo) >= parallelFrom {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	if workers == 1 {
+		score(todo)
+		return
+	}
+	var wg sync.WaitGroup
+	share := (len(todo) + workers - 1) / workers
+	for start := 0; start < len(todo); start += share {
+		wg.Add(1)
+		go func(rs []uint32) {
+			defer wg.Done()
+			score(rs)
+		}(todo[start:min(start+share, len(todo))])
+	}
+	wg.Wait()
 }
 
 // bestRecording is the best cosine of the readable recordings behind document i.
