@@ -146,3 +146,13 @@ func TestHashingSizes(t *testing.T) {
 		t.Fatalf("64 dimensions: %v", err)
 	}
 }
+
+// BenchmarkVectorQuery: embedding a typical query with the offline embedder.
+func BenchmarkVectorQuery(b *testing.B) {
+	h, _ := NewHashing(0, nil)
+	h.Vector("how do I reset a user's password in okta") // warm the stem cache
+	b.ReportAllocs()
+	for b.Loop() {
+		h.Vector("how do I reset a user's password in okta")
+	}
+}

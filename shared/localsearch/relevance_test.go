@@ -211,7 +211,7 @@ func TestTuneRules(t *testing.T) {
 		}
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].m.NDCG()+rows[i].m.MRR() > rows[j].m.NDCG()+rows[j].m.MRR() })
-	for _, r := range rows[:15] {
+	for _, r := range rows {
 		fmt.Printf("semantic %.2f recordings %.2f weights sem %.1f rec %.1f: MRR %.3f nDCG@10 %.3f, %.1f matched on average\n", r.sem, r.rec, r.ws, r.wr, r.m.MRR(), r.m.NDCG(), r.matched)
 	}
 }
