@@ -153,6 +153,8 @@ type Document struct {
 
 	// RecordingCount is derived: the recordings that list the document, shared or not.
 	RecordingCount int
+	// SharedRecordingCount is derived: those of them marked shared.
+	SharedRecordingCount int
 }
 
 // Edge is a labelled link between two documents of one workspace. The titles and

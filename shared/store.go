@@ -3,6 +3,7 @@ package doclib
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 )
 
@@ -15,8 +16,8 @@ type Store interface {
 	APIKey(ctx context.Context, hash KeyHash) (*APIKey, error)
 	// Workspace returns a workspace by ID.
 	Workspace(ctx context.Context, id string) (*Workspace, error)
-	// Device returns a device by ID.
-	Device(ctx context.Context, id string) (*Device, error)
+	// Device returns a device of a workspace by ID.
+	Device(ctx context.Context, workspaceID, id string) (*Device, error)
 
 	// Libraries returns every library of a workspace.
 	Libraries(ctx context.Context, workspaceID string) ([]*Library, error)
@@ -24,21 +25,25 @@ type Store interface {
 	Library(ctx context.Context, workspaceID, ref string) (*Library, error)
 
 	// ListDocuments returns one page of a library's documents that pass the filter,
-	// ordered by UpdatedAt descending then ID, and the exact number that pass.
-	ListDocuments(ctx context.Context, libraryID string, f DocumentFilter, offset, limit int) ([]*Document, int, error)
+	// ordered by UpdatedAt descending then ID, and the exact number that pass. lib
+	// is the library as Library returned it: its derived counts let a store know
+	// the total of an unfiltered or single-label list without counting.
+	ListDocuments(ctx context.Context, lib *Library, f DocumentFilter, offset, limit int) ([]*Document, int, error)
 	// Documents returns the documents with the given IDs; missing IDs are left out.
 	Documents(ctx context.Context, ids []string) (map[string]*Document, error)
-	// Edges returns the outgoing and incoming edges of each given document. A
-	// document without edges (or missing) has no entry.
-	Edges(ctx context.Context, ids []string) (map[string]*DocumentEdges, error)
+	// DocumentsWithEdges returns the documents with the given IDs and the edges of
+	// each, in one access: a document and its edges live together. A document
+	// without edges (or missing) has no entry in the second map.
+	DocumentsWithEdges(ctx context.Context, ids []string) (map[string]*Document, map[string]*DocumentEdges, error)
 	// Graph returns a library's most active documents (RecordingCount desc, LastSeen
 	// desc, ID), at most maxDocs, and the edges between them (Support desc, source
 	// ID, target ID), at most maxEdges; truncated is true when either cap removed
 	// anything.
 	Graph(ctx context.Context, libraryID string, maxDocs, maxEdges int) (docs []*Document, edges []*Edge, truncated bool, err error)
 	// SharedRecordings returns one page of the recordings behind a document that are
-	// marked shared, by ClientCreatedAt desc then ID, and how many there are.
-	SharedRecordings(ctx context.Context, documentID string, offset, limit int) ([]*Recording, int, error)
+	// marked shared, by ClientCreatedAt desc then ID. Their number is the
+	// document's SharedRecordingCount.
+	SharedRecordings(ctx context.Context, doc *Document, offset, limit int) ([]*Recording, error)
 }
 
 // DocumentFilter narrows a library's document list. Empty fields do not filter.
@@ -46,8 +51,23 @@ type DocumentFilter struct {
 	Category    string
 	Tag         string
 	Application string
-	// Search is a case-insensitive substring of the title or the content's text.
+	// Search is a case-insensitive substring of the title or of one content string.
 	Search string
+}
+
+// ContainsText reports whether the lower-cased needle occurs in the document's
+// title or in one of its content strings, ignoring case: the documents filter's
+// search, the same for every store.
+func ContainsText(d *Document, needle string) bool {
+	if strings.Contains(strings.ToLower(d.Title), needle) {
+		return true
+	}
+	for _, s := range ContentStrings(d.Content) {
+		if strings.Contains(strings.ToLower(s), needle) {
+			return true
+		}
+	}
+	return false
 }
 
 // Limiter counts requests in fixed windows. An implementation must be exact under

@@ -584,6 +584,9 @@ func Validate(f *File) (*Data, error) {
 			default:
 				ws = doc.WorkspaceID
 				doc.RecordingCount++
+				if r.Shared {
+					doc.SharedRecordingCount++
+				}
 			}
 			seen[id] = true
 		}

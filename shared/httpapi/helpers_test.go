@@ -211,6 +211,10 @@ func (panicStore) Documents(context.Context, []string) (map[string]*doclib.Docum
 	panic("secret internal detail: table docs-prod at 10.0.0.7")
 }
 
+func (panicStore) DocumentsWithEdges(context.Context, []string) (map[string]*doclib.Document, map[string]*doclib.DocumentEdges, error) {
+	panic("secret internal detail: table docs-prod at 10.0.0.7")
+}
+
 func memoryStore(t testing.TB) *memory.Store { return memory.New(fixtureData(t)) }
 
 func memoryStoreFrom(d *dataset.Data) *memory.Store { return memory.New(d) }

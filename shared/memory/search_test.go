@@ -49,7 +49,7 @@ func bruteForce(d *dataset.Data, libraryID string, f doclib.DocumentFilter) []st
 
 func listAll(t testing.TB, s *memory.Store, libraryID string, f doclib.DocumentFilter) []string {
 	t.Helper()
-	docs, total, err := s.ListDocuments(context.Background(), libraryID, f, 0, 1<<30)
+	docs, total, err := s.ListDocuments(context.Background(), &doclib.Library{ID: libraryID}, f, 0, 1<<30)
 	if err != nil {
 		t.Fatal(err)
 	}

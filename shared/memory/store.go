@@ -235,8 +235,8 @@ func (s *Store) Workspace(_ context.Context, id string) (*doclib.Workspace, erro
 }
 
 // Device implements doclib.Store.
-func (s *Store) Device(_ context.Context, id string) (*doclib.Device, error) {
-	if d := s.load().devices[id]; d != nil {
+func (s *Store) Device(_ context.Context, workspaceID, id string) (*doclib.Device, error) {
+	if d := s.load().devices[id]; d != nil && d.WorkspaceID == workspaceID {
 		return d, nil
 	}
 	return nil, doclib.ErrNotFound
@@ -262,8 +262,8 @@ func (s *Store) Library(_ context.Context, workspaceID, ref string) (*doclib.Lib
 // ListDocuments implements doclib.Store. It starts from the smallest index that the
 // filter selects (a label's list, or the documents the word index finds for the
 // search) and checks the remaining conditions on that list only.
-func (s *Store) ListDocuments(_ context.Context, libraryID string, f doclib.DocumentFilter, offset, limit int) ([]*doclib.Document, int, error) {
-	lib := s.load().libraries[libraryID]
+func (s *Store) ListDocuments(_ context.Context, l *doclib.Library, f doclib.DocumentFilter, offset, limit int) ([]*doclib.Document, int, error) {
+	lib := s.load().libraries[l.ID]
 	if lib == nil {
 		return nil, 0, doclib.ErrNotFound
 	}
@@ -292,7 +292,7 @@ func (s *Store) ListDocuments(_ context.Context, libraryID string, f doclib.Docu
 			(f.Tag == "" || slices.Contains(d.Tags, f.Tag)) &&
 			(f.Application == "" || slices.Contains(d.Applications, f.Application)) &&
 			(found == nil || found.has(d.ord)) &&
-			(exact || containsText(d.Document, needle))
+			(exact || doclib.ContainsText(d.Document, needle))
 	}
 	out := []*doclib.Document{}
 	total := 0
@@ -334,8 +334,8 @@ func (s *Store) Documents(_ context.Context, ids []string) (map[string]*doclib.D
 	return out, nil
 }
 
-// Edges implements doclib.Store.
-func (s *Store) Edges(_ context.Context, ids []string) (map[string]*doclib.DocumentEdges, error) {
+// edges returns the edges of each given document that has any.
+func (s *Store) edges(ids []string) map[string]*doclib.DocumentEdges {
 	sn := s.load()
 	out := make(map[string]*doclib.DocumentEdges, len(ids))
 	for _, id := range ids {
@@ -343,7 +343,7 @@ func (s *Store) Edges(_ context.Context, ids []string) (map[string]*doclib.Docum
 			out[id] = &d.edges
 		}
 	}
-	return out, nil
+	return out
 }
 
 // Graph implements doclib.Store. Callers must not modify the returned slices.
@@ -395,14 +395,19 @@ func (lib *library) graph(maxDocs, maxEdges int) *graph {
 }
 
 // SharedRecordings implements doclib.Store.
-func (s *Store) SharedRecordings(_ context.Context, documentID string, offset, limit int) ([]*doclib.Recording, int, error) {
-	d := s.load().documents[documentID]
+func (s *Store) SharedRecordings(_ context.Context, doc *doclib.Document, offset, limit int) ([]*doclib.Recording, error) {
+	d := s.load().documents[doc.ID]
 	if d == nil {
-		return nil, 0, doclib.ErrNotFound
+		return nil, doclib.ErrNotFound
 	}
-	total := len(d.shared)
-	if offset >= total {
-		return []*doclib.Recording{}, total, nil
+	if offset >= len(d.shared) {
+		return []*doclib.Recording{}, nil
 	}
-	return d.shared[offset:min(total, offset+limit)], total, nil
+	return d.shared[offset:min(len(d.shared), offset+limit)], nil
+}
+
+// DocumentsWithEdges implements doclib.Store.
+func (s *Store) DocumentsWithEdges(ctx context.Context, ids []string) (map[string]*doclib.Document, map[string]*doclib.DocumentEdges, error) {
+	docs, _ := s.Documents(ctx, ids)
+	return docs, s.edges(ids), nil
 }

@@ -92,13 +92,13 @@ func TestListDocumentsUsesIndexesConsistently(t *testing.T) {
 		{}, {Category: "Accounts"}, {Tag: "security"}, {Application: "Okta"}, {Category: "Accounts", Tag: "security", Application: "Slack"},
 		{Search: "okta"}, {Category: "Devices", Search: "okta"}, {Tag: "nope"},
 	} {
-		all, total, err := s.ListDocuments(ctx, "lib_a1", f, 0, 100)
+		all, total, err := s.ListDocuments(ctx, lib(t, s, "lib_a1"), f, 0, 100)
 		if err != nil || len(all) != total {
 			t.Fatalf("%+v: %d of %d, %v", f, len(all), total, err)
 		}
 		// Paging one by one gives the same sequence.
 		for i := range total {
-			one, n, _ := s.ListDocuments(ctx, "lib_a1", f, i, 1)
+			one, n, _ := s.ListDocuments(ctx, lib(t, s, "lib_a1"), f, i, 1)
 			if n != total || len(one) != 1 || one[0].ID != all[i].ID {
 				t.Errorf("%+v: item %d by paging differs", f, i)
 			}
@@ -128,7 +128,7 @@ func TestReplaceIsAtomic(t *testing.T) {
 			default:
 			}
 			libs, _ := s.Libraries(context.Background(), "ws_a")
-			docs, total, _ := s.ListDocuments(context.Background(), "lib_a1", doclib.DocumentFilter{}, 0, 100)
+			docs, total, _ := s.ListDocuments(context.Background(), lib(t, s, "lib_a1"), doclib.DocumentFilter{}, 0, 100)
 			if len(libs) != 3 || len(docs) != total {
 				t.Errorf("torn read: %d libraries, %d of %d documents", len(libs), len(docs), total)
 				return
@@ -202,4 +202,14 @@ func TestLimiterRelease(t *testing.T) {
 	if q, _ := l.Take(ctx, "z", 1, time.Minute, t0); q.Allowed {
 		t.Fatal("extra releases created quota")
 	}
+}
+
+// lib returns a library of the fixture's ws_a as the store holds it.
+func lib(t testing.TB, s *memory.Store, id string) *doclib.Library {
+	t.Helper()
+	l, err := s.Library(context.Background(), "ws_a", id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }

@@ -208,17 +208,3 @@ func (b bitmap) each(f func(uint32) bool) {
 		}
 	}
 }
-
-// containsText reports whether the lower-cased needle occurs in the document's
-// title or in one of its content strings, ignoring case.
-func containsText(d *doclib.Document, needle string) bool {
-	if strings.Contains(strings.ToLower(d.Title), needle) {
-		return true
-	}
-	for _, s := range doclib.ContentStrings(d.Content) {
-		if strings.Contains(strings.ToLower(s), needle) {
-			return true
-		}
-	}
-	return false
-}

@@ -78,13 +78,9 @@ func (s *Service) search(ctx context.Context, p *doclib.Principal, sp SearchPara
 	for i, h := range res.Hits {
 		ids[i] = h.DocumentID
 	}
-	docs, err := s.store.Documents(ctx, ids)
+	docs, edges, err := s.store.DocumentsWithEdges(ctx, ids)
 	if err != nil {
 		return nil, fmt.Errorf("service: search: documents: %w", err)
-	}
-	edges, err := s.store.Edges(ctx, ids)
-	if err != nil {
-		return nil, fmt.Errorf("service: search: edges: %w", err)
 	}
 	out := &api.SearchResults{Documents: make([]api.SearchHit, 0, len(res.Hits)), Schemas: map[string]api.Schema{},
 		Total: res.Total, MatchedTotal: res.MatchedTotal, Page: sp.Page.Number, PageSize: sp.Page.Size,

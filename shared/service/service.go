@@ -9,6 +9,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	doclib "github.com/doclib/doclib/shared"
@@ -87,16 +88,28 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (*doclib.Prin
 	if !key.ExpiresAt.IsZero() && !s.now().Before(key.ExpiresAt) {
 		return nil, doclib.Errorf(doclib.EKeyExpired, "The API key expired at %s. Create a new key in the desktop app.", key.ExpiresAt.UTC().Format(time.RFC3339))
 	}
-	dev, err := s.store.Device(ctx, key.DeviceID)
-	if err != nil && !errors.Is(err, doclib.ErrNotFound) {
-		return nil, fmt.Errorf("service: look up device %s: %w", key.DeviceID, err)
+	// The device and the workspace are independent reads: one round trip.
+	var (
+		dev          *doclib.Device
+		ws           *doclib.Workspace
+		devErr, wErr error
+		wg           sync.WaitGroup
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		ws, wErr = s.store.Workspace(ctx, key.WorkspaceID)
+	}()
+	dev, devErr = s.store.Device(ctx, key.WorkspaceID, key.DeviceID)
+	wg.Wait()
+	if devErr != nil && !errors.Is(devErr, doclib.ErrNotFound) {
+		return nil, fmt.Errorf("service: look up device %s: %w", key.DeviceID, devErr)
 	}
 	if dev == nil || dev.Status != doclib.DeviceActive {
 		return nil, doclib.Errorf(doclib.EKeyDeviceRemoved, "The device that created this API key was removed or archived, so the key no longer works. Create a new key from an active device.")
 	}
-	ws, err := s.store.Workspace(ctx, key.WorkspaceID)
-	if err != nil {
-		return nil, fmt.Errorf("service: look up workspace %s: %w", key.WorkspaceID, err)
+	if wErr != nil {
+		return nil, fmt.Errorf("service: look up workspace %s: %w", key.WorkspaceID, wErr)
 	}
 	p := &doclib.Principal{KeyID: key.ID, WorkspaceID: key.WorkspaceID, Plan: ws.Plan,
 		AllLibraries: key.AllLibraries, RecordingDetails: key.RecordingDetails,
@@ -130,21 +143,22 @@ func (s *Service) library(ctx context.Context, p *doclib.Principal, ref string) 
 	return lib, nil
 }
 
-// document returns a document inside the principal's scope with its library.
-func (s *Service) document(ctx context.Context, p *doclib.Principal, id string) (*doclib.Document, *doclib.Library, error) {
-	docs, err := s.store.Documents(ctx, []string{id})
+// document returns a document inside the principal's scope with its edges and
+// its library: two round trips whatever the store.
+func (s *Service) document(ctx context.Context, p *doclib.Principal, id string) (*doclib.Document, *doclib.DocumentEdges, *doclib.Library, error) {
+	docs, edges, err := s.store.DocumentsWithEdges(ctx, []string{id})
 	if err != nil {
-		return nil, nil, fmt.Errorf("service: get document %s: %w", id, err)
+		return nil, nil, nil, fmt.Errorf("service: get document %s: %w", id, err)
 	}
 	doc := docs[id]
 	if doc == nil || doc.WorkspaceID != p.WorkspaceID || !p.SeesLibraryID(doc.LibraryID) {
-		return nil, nil, documentNotFound(id)
+		return nil, nil, nil, documentNotFound(id)
 	}
 	lib, err := s.library(ctx, p, doc.LibraryID)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return doc, lib, nil
+	return doc, edges[id], lib, nil
 }
 
 // Libraries is GET /libraries.
@@ -206,7 +220,7 @@ func (s *Service) Documents(ctx context.Context, p *doclib.Principal, ref string
 	if err != nil {
 		return nil, err
 	}
-	docs, total, err := s.store.ListDocuments(ctx, lib.ID, f, page.Offset(), page.Size)
+	docs, total, err := s.store.ListDocuments(ctx, lib, f, page.Offset(), page.Size)
 	if err != nil {
 		return nil, fmt.Errorf("service: list documents of %s: %w", lib.ID, err)
 	}
@@ -223,20 +237,16 @@ func (s *Service) Documents(ctx context.Context, p *doclib.Principal, ref string
 
 // Document is GET /documents/{id}.
 func (s *Service) Document(ctx context.Context, p *doclib.Principal, id string) (*api.Document, error) {
-	doc, lib, err := s.document(ctx, p, id)
+	doc, edges, lib, err := s.document(ctx, p, id)
 	if err != nil {
 		return nil, err
-	}
-	edges, err := s.store.Edges(ctx, []string{id})
-	if err != nil {
-		return nil, fmt.Errorf("service: edges of %s: %w", id, err)
 	}
 	out := &api.Document{ID: doc.ID, Title: doc.Title, Category: doc.Category, Tags: doc.Tags,
 		Applications: doc.Applications, RecordingCount: doc.RecordingCount, DeviceCount: doc.DeviceCount,
 		FirstSeen: api.Time{Time: doc.FirstSeen}, LastSeen: api.Time{Time: doc.LastSeen},
 		CreatedAt: api.Time{Time: doc.CreatedAt}, UpdatedAt: api.Time{Time: doc.UpdatedAt},
 		Content: doc.Content, Schema: schemaOut(lib.Schema), Library: api.DocumentRef{ID: lib.ID, Name: lib.Name},
-		Edges: edgesOut(p, edges[id])}
+		Edges: edgesOut(p, edges)}
 	return out, nil
 }
 
@@ -279,67 +289,93 @@ type TraverseParams struct {
 }
 
 // Traverse is GET /documents/{id}/traverse: a breadth-first walk from the document
-// that never enters a document outside the principal's scope. It asks the store
-// for the edges of a whole level at once and for the reached documents at the end,
-// so a walk of depth d costs d + 2 store calls whatever its size.
+// that never enters a document outside the principal's scope. Each level is one
+// round trip: the documents of a level come with their edges, which name the next
+// level; the last level needs its documents only. A walk of depth d costs d + 1
+// round trips whatever its size (the workspace's libraries, for the schemas, come
+// alongside the first).
 func (s *Service) Traverse(ctx context.Context, p *doclib.Principal, id string, tp TraverseParams) (*api.Traversal, error) {
-	root, _, err := s.document(ctx, p, id)
+	var (
+		libs    []*doclib.Library
+		libsErr error
+		wg      sync.WaitGroup
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		libs, libsErr = s.store.Libraries(ctx, p.WorkspaceID)
+	}()
+	docs, edgesOf, err := s.store.DocumentsWithEdges(ctx, []string{id})
+	wg.Wait()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("service: traverse %s: %w", id, err)
 	}
+	if libsErr != nil {
+		return nil, fmt.Errorf("service: traverse %s: libraries: %w", id, libsErr)
+	}
+	root := docs[id]
+	if root == nil || root.WorkspaceID != p.WorkspaceID || !p.SeesLibraryID(root.LibraryID) {
+		return nil, documentNotFound(id)
+	}
+
 	depthOf := map[string]int{root.ID: 0}
 	order := []string{root.ID}
+	reached := map[string]*doclib.Document{root.ID: root}
 	type edgeKey struct{ s, t, l string }
 	seenEdge := map[edgeKey]bool{}
 	edges := []api.GraphEdge{}
 	frontier := []string{root.ID}
-	reach := func(e *doclib.Edge, other, otherLib string, depth int, next *[]string) {
-		if (tp.Label != "" && e.Label != tp.Label) || !p.SeesLibraryID(otherLib) {
-			return
-		}
-		if k := (edgeKey{e.SourceID, e.TargetID, e.Label}); !seenEdge[k] {
-			seenEdge[k] = true
-			edges = append(edges, graphEdgeOut(e))
-		}
-		if _, ok := depthOf[other]; !ok {
-			depthOf[other] = depth
-			order = append(order, other)
-			*next = append(*next, other)
-		}
-	}
 	for depth := 1; depth <= tp.Depth && len(frontier) > 0; depth++ {
-		byDoc, err := s.store.Edges(ctx, frontier)
-		if err != nil {
-			return nil, fmt.Errorf("service: traverse %s: edges at depth %d: %w", id, depth, err)
-		}
 		var next []string
 		for _, from := range frontier {
-			de := byDoc[from]
+			de := edgesOf[from]
 			if de == nil {
 				continue
 			}
+			follow := func(e *doclib.Edge, other, otherLib string) {
+				if (tp.Label != "" && e.Label != tp.Label) || !p.SeesLibraryID(otherLib) {
+					return
+				}
+				if k := (edgeKey{e.SourceID, e.TargetID, e.Label}); !seenEdge[k] {
+					seenEdge[k] = true
+					edges = append(edges, graphEdgeOut(e))
+				}
+				if _, ok := depthOf[other]; !ok {
+					depthOf[other] = depth
+					order = append(order, other)
+					next = append(next, other)
+				}
+			}
 			if tp.Direction != DirectionIncoming {
 				for _, e := range de.Outgoing {
-					reach(e, e.TargetID, e.TargetLibraryID, depth, &next)
+					follow(e, e.TargetID, e.TargetLibraryID)
 				}
 			}
 			if tp.Direction != DirectionOutgoing {
 				for _, e := range de.Incoming {
-					reach(e, e.SourceID, e.SourceLibraryID, depth, &next)
+					follow(e, e.SourceID, e.SourceLibraryID)
 				}
 			}
 		}
+		if len(next) == 0 {
+			break
+		}
+		// The next level's documents, with their edges unless it is the last.
+		var got map[string]*doclib.Document
+		if depth < tp.Depth {
+			got, edgesOf, err = s.store.DocumentsWithEdges(ctx, next)
+		} else {
+			got, err = s.store.Documents(ctx, next)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("service: traverse %s: level %d: %w", id, depth, err)
+		}
+		for k, v := range got {
+			reached[k] = v
+		}
 		frontier = next
 	}
-	docs, err := s.store.Documents(ctx, order[1:])
-	if err != nil {
-		return nil, fmt.Errorf("service: traverse %s: get documents: %w", id, err)
-	}
-	docs[root.ID] = root
-	libs, err := s.store.Libraries(ctx, p.WorkspaceID)
-	if err != nil {
-		return nil, fmt.Errorf("service: traverse %s: libraries: %w", id, err)
-	}
+
 	out := &api.Traversal{RootDocumentID: root.ID, Direction: tp.Direction, MaxDepth: tp.Depth,
 		Nodes: make([]api.TraverseNode, 0, len(order)), Edges: edges, Schemas: map[string]api.Schema{}}
 	if tp.Label != "" {
@@ -347,7 +383,7 @@ func (s *Service) Traverse(ctx context.Context, p *doclib.Principal, id string, 
 	}
 	needed := map[string]bool{}
 	for _, nid := range order {
-		d := docs[nid]
+		d := reached[nid]
 		if d == nil {
 			// An edge outlived its document (possible on eventually consistent
 			// backends); drop the node rather than fail the walk.
@@ -371,18 +407,18 @@ func (s *Service) SourceRecordings(ctx context.Context, p *doclib.Principal, id 
 	if !p.RecordingDetails {
 		return nil, doclib.Errorf(doclib.EForbidden, "This API key has no recording-details access, which source recordings need. Create a key with recording-details access in the desktop app.")
 	}
-	doc, _, err := s.document(ctx, p, id)
+	doc, _, _, err := s.document(ctx, p, id)
 	if err != nil {
 		return nil, err
 	}
 	out := &api.SourceRecordings{SourceRecordings: []api.SourceRecording{}, LinkedTotal: doc.RecordingCount,
 		Page: page.Number, PageSize: page.Size}
 	if p.Plan != doclib.PlanIndividual {
-		recs, total, err := s.store.SharedRecordings(ctx, doc.ID, page.Offset(), page.Size)
+		out.Total = doc.SharedRecordingCount
+		recs, err := s.store.SharedRecordings(ctx, doc, page.Offset(), page.Size)
 		if err != nil {
 			return nil, fmt.Errorf("service: recordings of %s: %w", doc.ID, err)
 		}
-		out.Total = total
 		for _, r := range recs {
 			qs := make([]api.Question, len(r.Questions))
 			for i, q := range r.Questions {
