@@ -8,7 +8,9 @@ package doclib
 
 import (
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"strings"
 	"time"
 )
 
@@ -66,12 +68,17 @@ type KeyHash [sha256.Size]byte
 // HashKey hashes a key secret for storage and lookup.
 func HashKey(secret string) KeyHash { return sha256.Sum256([]byte(secret)) }
 
+// String is the hash in hexadecimal, as stored.
+func (h KeyHash) String() string { return hex.EncodeToString(h[:]) }
+
 // APIKey is a stored key: its hash, never its secret.
 type APIKey struct {
 	ID          string
 	WorkspaceID string
-	DeviceID    string
-	Hash        KeyHash
+	// DeviceID is the desktop app installation that created the key; empty for a
+	// key an operator created with doclib-admin, which no device can revoke.
+	DeviceID string
+	Hash     KeyHash
 	// AllLibraries is true for a key whose scope is "*": every library of the workspace.
 	AllLibraries bool
 	// Libraries is the key's scope when AllLibraries is false.
@@ -170,6 +177,30 @@ type Edge struct {
 	Type            string
 	RecordingCount  int
 	Support         int
+}
+
+// CompareEdges orders edges by Support desc, then source ID, target ID and
+// label: the order of a document's edges and of a graph's, in every store.
+func CompareEdges(a, b *Edge) int {
+	if a.Support != b.Support {
+		return b.Support - a.Support
+	}
+	if c := strings.Compare(a.SourceID, b.SourceID); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.TargetID, b.TargetID); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Label, b.Label)
+}
+
+// CompareLibraries orders libraries by name, ignoring case, then ID: the order
+// of GET /libraries in every store.
+func CompareLibraries(a, b *Library) int {
+	if c := strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)); c != 0 {
+		return c
+	}
+	return strings.Compare(a.ID, b.ID)
 }
 
 // LowConfidence reports whether the edge is a data edge with too little support.

@@ -108,12 +108,7 @@ func build(d *dataset.Data) *snapshot {
 		}
 	}
 	for _, libs := range sn.byWorkspace {
-		slices.SortFunc(libs, func(a, b *doclib.Library) int {
-			if c := strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)); c != 0 {
-				return c
-			}
-			return strings.Compare(a.ID, b.ID)
-		})
+		slices.SortFunc(libs, doclib.CompareLibraries)
 	}
 	for _, doc := range d.Documents {
 		sn.documents[doc.ID] = &document{Document: doc}
@@ -142,8 +137,8 @@ func build(d *dataset.Data) *snapshot {
 		}
 	}
 	for _, doc := range sn.documents {
-		slices.SortFunc(doc.edges.Outgoing, edgeOrder)
-		slices.SortFunc(doc.edges.Incoming, edgeOrder)
+		slices.SortFunc(doc.edges.Outgoing, doclib.CompareEdges)
+		slices.SortFunc(doc.edges.Incoming, doclib.CompareEdges)
 		slices.SortFunc(doc.shared, func(a, b *doclib.Recording) int {
 			if c := b.ClientCreatedAt.Compare(a.ClientCreatedAt); c != 0 {
 				return c
@@ -199,21 +194,7 @@ func (lib *library) index() {
 		}
 		return strings.Compare(a.ID, b.ID)
 	})
-	slices.SortFunc(lib.edges, edgeOrder)
-}
-
-// edgeOrder sorts edges by Support desc, then source ID, target ID and label.
-func edgeOrder(a, b *doclib.Edge) int {
-	if a.Support != b.Support {
-		return b.Support - a.Support
-	}
-	if c := strings.Compare(a.SourceID, b.SourceID); c != 0 {
-		return c
-	}
-	if c := strings.Compare(a.TargetID, b.TargetID); c != 0 {
-		return c
-	}
-	return strings.Compare(a.Label, b.Label)
+	slices.SortFunc(lib.edges, doclib.CompareEdges)
 }
 
 func (s *Store) load() *snapshot { return s.snap.Load() }

@@ -100,7 +100,11 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (*doclib.Prin
 		defer wg.Done()
 		ws, wErr = s.store.Workspace(ctx, key.WorkspaceID)
 	}()
-	dev, devErr = s.store.Device(ctx, key.WorkspaceID, key.DeviceID)
+	if key.DeviceID != "" {
+		dev, devErr = s.store.Device(ctx, key.WorkspaceID, key.DeviceID)
+	} else {
+		dev = &doclib.Device{Status: doclib.DeviceActive} // an operator's key: no device can remove it
+	}
 	wg.Wait()
 	if devErr != nil && !errors.Is(devErr, doclib.ErrNotFound) {
 		return nil, fmt.Errorf("service: look up device %s: %w", key.DeviceID, devErr)

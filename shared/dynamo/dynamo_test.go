@@ -1,0 +1,44 @@
+package dynamo_test
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/doclib/doclib/internal/dynalitetest"
+	"github.com/doclib/doclib/internal/storetest"
+	doclib "github.com/doclib/doclib/shared"
+	"github.com/doclib/doclib/shared/dataset"
+	"github.com/doclib/doclib/shared/dynamo"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	dynalitetest.Stop()
+	os.Exit(code)
+}
+
+// newTable creates an empty table on dynalite.
+func newTable(t testing.TB) *dynamo.Table {
+	t.Helper()
+	srv := dynalitetest.Start(t)
+	tbl := &dynamo.Table{Client: srv.Client(t), Name: srv.TableName(t)}
+	if err := tbl.CreateTable(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return tbl
+}
+
+// imported returns a table holding d.
+func imported(t testing.TB, d *dataset.Data) *dynamo.Table {
+	t.Helper()
+	tbl := newTable(t)
+	if _, err := tbl.Import(context.Background(), d, "g1", dynamo.ImportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return tbl
+}
+
+func TestStoreSuite(t *testing.T) {
+	storetest.Run(t, func(t testing.TB, d *dataset.Data) doclib.Store { return dynamo.NewStore(imported(t, d)) })
+}

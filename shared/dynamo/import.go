@@ -1,0 +1,533 @@
+package dynamo
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"golang.org/x/sync/errgroup"
+
+	doclib "github.com/doclib/doclib/shared"
+	"github.com/doclib/doclib/shared/dataset"
+	"github.com/doclib/doclib/shared/memory"
+)
+
+// The graph caps the import precomputes graphs for (read-api.md, "Limits").
+const (
+	GraphMaxDocuments = 2000
+	GraphMaxEdges     = 5000
+)
+
+// Generation names an import: the first 16 hex digits of the SHA-256 of the
+// data-set file. Importing the same file again writes items identical to the
+// first time, so nothing changes; --prune removes items of other generations.
+func Generation(file []byte) string {
+	sum := sha256.Sum256(file)
+	return hex.EncodeToString(sum[:8])
+}
+
+// ImportOptions tune an import.
+type ImportOptions struct {
+	// Prune deletes what the file's workspaces no longer contain: their items
+	// of other generations.
+	Prune bool
+	// Workers bounds the concurrent write requests (8 when 0).
+	Workers int
+	// Progress, when set, is told how far each phase is.
+	Progress func(Progress)
+}
+
+// Progress of an import phase.
+type Progress struct {
+	Phase       string // "writing", "credit", "pruning"
+	Done, Total int
+}
+
+// ImportResult summarises an import.
+type ImportResult struct {
+	Generation                                                       string
+	Workspaces, Libraries, Documents, Edges, Recordings, Keys, Items int
+	// CreditsSet counts the workspaces whose credit was written: new ones only.
+	CreditsSet int
+	Deleted    int
+	Duration   time.Duration
+}
+
+// Limits of DynamoDB that a data set must fit.
+const (
+	maxItemBytes    = 400 * 1024
+	maxSortKeyBytes = 1024
+	batchWriteLimit = 25
+)
+
+// Import writes a validated data set (the same dataset.Load as local mode, so a
+// file that local mode refuses never reaches the table). Derived values (label
+// lists and counts, each library's capped graph) are computed by the embedded
+// store's own code, so both backends answer alike. Everything is checked against
+// DynamoDB's limits before the first write; writes are batched, retried when
+// unprocessed, and idempotent.
+func (t *Table) Import(ctx context.Context, d *dataset.Data, gen string, opt ImportOptions) (*ImportResult, error) {
+	start := time.Now()
+	res := &ImportResult{Generation: gen, Workspaces: len(d.Workspaces), Libraries: len(d.Libraries),
+		Documents: len(d.Documents), Edges: len(d.Edges), Recordings: len(d.Recordings), Keys: len(d.APIKeys)}
+	mem := memory.New(d)
+	graphs := make(map[string][]item, len(d.Libraries))
+	for _, l := range d.Libraries {
+		items, err := graphItems(ctx, mem, l, gen)
+		if err != nil {
+			return nil, err
+		}
+		graphs[l.ID] = items
+	}
+	// First pass: count and check every item against DynamoDB's limits.
+	var problems []string
+	total := 0
+	err := emitItems(d, graphs, gen, func(it item, what string) error {
+		total++
+		if n := itemSize(it); n > maxItemBytes {
+			problems = append(problems, fmt.Sprintf("%s is %d KB stored, over DynamoDB's 400 KB item limit; shorten its content", what, n/1024))
+		}
+		if sk := it[attrSK].(*types.AttributeValueMemberS).Value; len(sk) > maxSortKeyBytes {
+			problems = append(problems, fmt.Sprintf("%s has a key of %d bytes, over DynamoDB's 1024; shorten the edge label", what, len(sk)))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(problems) > 0 {
+		ve := &dataset.ValidationError{Problems: problems}
+		if len(problems) > 25 {
+			ve.Problems, ve.More = problems[:25], len(problems)-25
+		}
+		return nil, fmt.Errorf("dynamo: the data set does not fit DynamoDB, nothing was written: %w", ve)
+	}
+
+	// Second pass: write.
+	w := t.newWriter(ctx, opt, total)
+	err = emitItems(d, graphs, gen, func(it item, _ string) error { return w.put(it) })
+	if err == nil {
+		err = w.close()
+	} else {
+		w.close()
+	}
+	if err != nil {
+		return nil, err
+	}
+	res.Items = total
+
+	// Credit belongs to the ledger once written: only new workspaces get theirs.
+	for i, ws := range d.Workspaces {
+		set, err := t.putCreditIfAbsent(ctx, ws.ID, ws.AICredit)
+		if err != nil {
+			return nil, err
+		}
+		if set {
+			res.CreditsSet++
+		}
+		report(opt, "credit", i+1, len(d.Workspaces))
+	}
+	if opt.Prune {
+		n, err := t.prune(ctx, d, gen, opt)
+		if err != nil {
+			return nil, err
+		}
+		res.Deleted = n
+	}
+	res.Duration = time.Since(start)
+	return res, nil
+}
+
+func report(opt ImportOptions, phase string, done, total int) {
+	if opt.Progress != nil {
+		opt.Progress(Progress{Phase: phase, Done: done, Total: total})
+	}
+}
+
+// graphItems precomputes a library's capped graph with the embedded store.
+func graphItems(ctx context.Context, mem *memory.Store, l *doclib.Library, gen string) ([]item, error) {
+	docs, edges, truncated, err := mem.Graph(ctx, l.ID, GraphMaxDocuments, GraphMaxEdges)
+	if err != nil {
+		return nil, fmt.Errorf("dynamo: graph of %s: %w", l.ID, err)
+	}
+	b := base{PK: pkLibrary(l.ID), WS: l.WorkspaceID, Gen: gen}
+	var chunks []graphChunk
+	cur, size := graphChunk{}, 0
+	const chunkBytes = 300 * 1024
+	flush := func() {
+		if len(cur.Documents) > 0 || len(cur.Edges) > 0 {
+			chunks = append(chunks, cur)
+		}
+		cur, size = graphChunk{}, 0
+	}
+	for _, d := range docs {
+		gd := graphDoc{ID: d.ID, Title: d.Title, Category: d.Category, Tags: d.Tags, Applications: d.Applications,
+			RecordingCount: d.RecordingCount, LastSeen: d.LastSeen}
+		raw, _ := json.Marshal(gd)
+		if size+len(raw) > chunkBytes {
+			flush()
+		}
+		cur.Documents = append(cur.Documents, gd)
+		size += len(raw)
+	}
+	for _, e := range edges {
+		ge := graphEdge{SourceID: e.SourceID, SourceTitle: e.SourceTitle, TargetID: e.TargetID, TargetTitle: e.TargetTitle,
+			Label: e.Label, Type: e.Type, RecordingCount: e.RecordingCount, Support: e.Support}
+		raw, _ := json.Marshal(ge)
+		if size+len(raw) > chunkBytes {
+			flush()
+		}
+		cur.Edges = append(cur.Edges, ge)
+		size += len(raw)
+	}
+	flush()
+	var out []item
+	meta := graphMetaItem{base: b, Chunks: len(chunks), MaxDocs: GraphMaxDocuments, MaxEdges: GraphMaxEdges, Truncated: truncated}
+	meta.SK = skGraphMeta
+	it, err := attributevalue.MarshalMap(meta)
+	if err != nil {
+		return nil, fmt.Errorf("dynamo: graph of %s: %w", l.ID, err)
+	}
+	out = append(out, it)
+	for i, c := range chunks {
+		raw, err := json.Marshal(c)
+		if err != nil {
+			return nil, fmt.Errorf("dynamo: graph of %s: %w", l.ID, err)
+		}
+		ci := graphChunkItem{base: b, Data: string(raw)}
+		ci.SK = skGraphChunk(i)
+		it, err := attributevalue.MarshalMap(ci)
+		if err != nil {
+			return nil, fmt.Errorf("dynamo: graph of %s: %w", l.ID, err)
+		}
+		out = append(out, it)
+	}
+	return out, nil
+}
+
+// emitItems calls emit with every item of the data set, in a fixed order; what
+// names the item for messages.
+func emitItems(d *dataset.Data, graphs map[string][]item, gen string, emit func(it item, what string) error) error {
+	put := func(v any, what string) error {
+		it, err := attributevalue.MarshalMap(v)
+		if err != nil {
+			return fmt.Errorf("dynamo: encode %s: %w", what, err)
+		}
+		return emit(it, what)
+	}
+	for _, w := range d.Workspaces {
+		if err := put(workspaceItem{base: base{PK: pkWorkspace(w.ID), SK: skWorkspace, WS: w.ID, Gen: gen}, ID: w.ID, Name: w.Name,
+			Plan: string(w.Plan), Subscription: w.Subscription, OwnProviderKey: w.OwnProviderKey}, "workspace "+w.ID); err != nil {
+			return err
+		}
+	}
+	for _, dv := range d.Devices {
+		if err := put(deviceItem{base: base{PK: pkWorkspace(dv.WorkspaceID), SK: skDevice(dv.ID), WS: dv.WorkspaceID, Gen: gen},
+			ID: dv.ID, Status: dv.Status}, "device "+dv.ID); err != nil {
+			return err
+		}
+	}
+	for _, k := range d.APIKeys {
+		ki := keyItem{ID: k.ID, WorkspaceID: k.WorkspaceID, DeviceID: k.DeviceID, Hash: k.Hash.String(),
+			AllLibraries: k.AllLibraries, Libraries: k.Libraries, RecordingDetails: k.RecordingDetails}
+		if !k.ExpiresAt.IsZero() {
+			ki.ExpiresAt = k.ExpiresAt.UTC().Format(time.RFC3339)
+		}
+		ki.base = base{PK: pkKey(k.Hash), SK: skKey, WS: k.WorkspaceID, Gen: gen}
+		if err := put(ki, "key "+k.ID); err != nil {
+			return err
+		}
+		ki.base = base{PK: pkWorkspace(k.WorkspaceID), SK: skKeyRef(k.ID), WS: k.WorkspaceID, Gen: gen}
+		if err := put(ki, "key "+k.ID); err != nil {
+			return err
+		}
+	}
+	for _, l := range d.Libraries {
+		schema, _ := json.Marshal(l.Schema)
+		cats, _ := json.Marshal(l.Categories)
+		tags, _ := json.Marshal(l.Tags)
+		apps, _ := json.Marshal(l.Applications)
+		li := libraryItem{base: base{PK: pkWorkspace(l.WorkspaceID), SK: skLibrary(l.ID), WS: l.WorkspaceID, Gen: gen},
+			ID: l.ID, Name: l.Name, Slug: l.Slug, PreviousSlugs: l.PreviousSlugs, Description: l.Description,
+			CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt, Schema: string(schema), Categories: string(cats),
+			Tags: string(tags), Applications: string(apps), DocumentCount: l.DocumentCount, EdgeCount: l.EdgeCount}
+		if err := put(li, "library "+l.ID); err != nil {
+			return err
+		}
+		for _, slug := range append([]string{l.Slug}, l.PreviousSlugs...) {
+			if err := put(slugItem{base: base{PK: pkWorkspace(l.WorkspaceID), SK: skSlug(slug), WS: l.WorkspaceID, Gen: gen},
+				LibraryID: l.ID}, "slug "+slug); err != nil {
+				return err
+			}
+		}
+		for _, it := range graphs[l.ID] {
+			if err := emit(it, "the graph of "+l.ID); err != nil {
+				return err
+			}
+		}
+	}
+	for _, doc := range d.Documents {
+		di := documentItem{base: base{PK: pkDocument(doc.ID), SK: skDocument, WS: doc.WorkspaceID, Gen: gen},
+			ID: doc.ID, LibraryID: doc.LibraryID, WorkspaceID: doc.WorkspaceID, Slug: doc.Slug, Title: doc.Title,
+			Category: doc.Category, Tags: nonNil(doc.Tags), Applications: nonNil(doc.Applications), DeviceCount: doc.DeviceCount,
+			RecordingCount: doc.RecordingCount, SharedRecordingCount: doc.SharedRecordingCount, FirstSeen: doc.FirstSeen,
+			LastSeen: doc.LastSeen, CreatedAt: doc.CreatedAt, UpdatedAt: doc.UpdatedAt, Content: string(doc.Content)}
+		if err := put(di, "document "+doc.ID); err != nil {
+			return err
+		}
+		di.base = base{PK: pkLibrary(doc.LibraryID), SK: skListed(doc.ID), WS: doc.WorkspaceID, Gen: gen}
+		di.Ord = ordListed(doc.UpdatedAt, doc.ID)
+		if err := put(di, "document "+doc.ID); err != nil {
+			return err
+		}
+	}
+	wsOf := make(map[string]string, len(d.Documents))
+	for _, doc := range d.Documents {
+		wsOf[doc.ID] = doc.WorkspaceID
+	}
+	for _, e := range d.Edges {
+		ei := edgeItem{SourceID: e.SourceID, SourceTitle: e.SourceTitle, SourceLibraryID: e.SourceLibraryID,
+			TargetID: e.TargetID, TargetTitle: e.TargetTitle, TargetLibraryID: e.TargetLibraryID, Label: e.Label,
+			Type: e.Type, RecordingCount: e.RecordingCount, Support: e.Support}
+		what := fmt.Sprintf("edge %s -> %s (%s)", e.SourceID, e.TargetID, e.Label)
+		ei.base = base{PK: pkDocument(e.SourceID), SK: skOut(e.TargetID, e.Label), WS: wsOf[e.SourceID], Gen: gen}
+		if err := put(ei, what); err != nil {
+			return err
+		}
+		ei.base = base{PK: pkDocument(e.TargetID), SK: skIn(e.SourceID, e.Label), WS: wsOf[e.TargetID], Gen: gen}
+		if err := put(ei, what); err != nil {
+			return err
+		}
+	}
+	for _, r := range d.Recordings {
+		qs, _ := json.Marshal(r.Questions)
+		ri := recordingItem{ID: r.ID, DocumentIDs: r.DocumentIDs, Title: r.Title, Status: r.Status, Shared: r.Shared,
+			ClientCreatedAt: r.ClientCreatedAt, Questions: string(qs), Steps: nonNil(r.Steps),
+			Ord: ordRecording(r.Shared, r.ClientCreatedAt, r.ID)}
+		for _, docID := range r.DocumentIDs {
+			ri.base = base{PK: pkDocument(docID), SK: skRecording(r.ID), WS: wsOf[docID], Gen: gen}
+			if err := put(ri, "recording "+r.ID); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// itemSize approximates DynamoDB's item size: names plus values.
+func itemSize(it item) int {
+	n := 0
+	for k, v := range it {
+		n += len(k) + valueSize(v)
+	}
+	return n
+}
+
+func valueSize(v types.AttributeValue) int {
+	switch v := v.(type) {
+	case *types.AttributeValueMemberS:
+		return len(v.Value)
+	case *types.AttributeValueMemberN:
+		return len(v.Value)
+	case *types.AttributeValueMemberL:
+		n := 3
+		for _, x := range v.Value {
+			n += 1 + valueSize(x)
+		}
+		return n
+	case *types.AttributeValueMemberM:
+		n := 3
+		for k, x := range v.Value {
+			n += 1 + len(k) + valueSize(x)
+		}
+		return n
+	}
+	return 1
+}
+
+// writer batches puts and deletes into BatchWriteItem requests on a few
+// goroutines and retries what DynamoDB leaves unprocessed.
+type writer struct {
+	t       *Table
+	opt     ImportOptions
+	phase   string
+	total   int
+	done    atomic.Int64
+	batches chan []types.WriteRequest
+	cur     []types.WriteRequest
+	g       *errgroup.Group
+	ctx     context.Context
+}
+
+func (t *Table) newWriter(ctx context.Context, opt ImportOptions, total int) *writer {
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = 8
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	w := &writer{t: t, opt: opt, phase: "writing", total: total, batches: make(chan []types.WriteRequest), g: g, ctx: gctx}
+	for range workers {
+		g.Go(func() error {
+			for batch := range w.batches {
+				if err := w.write(gctx, batch); err != nil {
+					for range w.batches { // let the producer finish
+					}
+					return err
+				}
+				report(opt, w.phase, int(w.done.Add(int64(len(batch)))), w.total)
+			}
+			return nil
+		})
+	}
+	return w
+}
+
+func (w *writer) put(it item) error {
+	w.cur = append(w.cur, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
+	if len(w.cur) == batchWriteLimit {
+		return w.flush()
+	}
+	return nil
+}
+
+func (w *writer) flush() error {
+	if len(w.cur) == 0 {
+		return nil
+	}
+	select {
+	case w.batches <- w.cur:
+		w.cur = nil
+		return nil
+	case <-w.ctx.Done():
+		return w.close()
+	}
+}
+
+func (w *writer) close() error {
+	if len(w.cur) > 0 && w.ctx.Err() == nil {
+		select {
+		case w.batches <- w.cur:
+		case <-w.ctx.Done():
+		}
+		w.cur = nil
+	}
+	if w.batches != nil {
+		close(w.batches)
+		w.batches = nil
+	}
+	return w.g.Wait()
+}
+
+// maxWriteAttempts bounds the attempts at unprocessed items; with the backoff
+// it gives DynamoDB about half a minute to absorb a burst.
+const maxWriteAttempts = 20
+
+func (w *writer) write(ctx context.Context, batch []types.WriteRequest) error {
+	pending := map[string][]types.WriteRequest{w.t.Name: batch}
+	for attempt := 0; len(pending[w.t.Name]) > 0; attempt++ {
+		if attempt > 0 {
+			if attempt >= maxWriteAttempts {
+				return fmt.Errorf("dynamo: import: %d items still unprocessed after %d attempts", len(pending[w.t.Name]), attempt)
+			}
+			if err := backoff(ctx, attempt); err != nil {
+				return fmt.Errorf("dynamo: import: %w", err)
+			}
+		}
+		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		res, err := w.t.Client.BatchWriteItem(cctx, &dynamodb.BatchWriteItemInput{RequestItems: pending})
+		cancel()
+		if err != nil {
+			return fmt.Errorf("dynamo: import: write a batch of %d items: %w", len(pending[w.t.Name]), err)
+		}
+		pending = res.UnprocessedItems
+	}
+	return nil
+}
+
+// putCreditIfAbsent writes a workspace's starting credit unless it has one.
+func (t *Table) putCreditIfAbsent(ctx context.Context, ws string, credit int64) (bool, error) {
+	it, err := attributevalue.MarshalMap(creditItem{base: base{PK: pkWorkspace(ws), SK: skCredit}, Credit: credit})
+	if err != nil {
+		return false, err
+	}
+	cctx, cancel := t.call(ctx)
+	defer cancel()
+	_, err = t.Client.PutItem(cctx, &dynamodb.PutItemInput{TableName: aws.String(t.Name), Item: it,
+		ConditionExpression: aws.String("attribute_not_exists(pk)")})
+	switch {
+	case conditionFailed(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("dynamo: import: credit of %s: %w", ws, err)
+	}
+	return true, nil
+}
+
+// prune deletes the items of the file's workspaces that this generation did not
+// write. The workspace index is eventually consistent, so each delete is
+// conditional on the item still being of another generation: an item rewritten
+// a moment ago is never lost.
+func (t *Table) prune(ctx context.Context, d *dataset.Data, gen string, opt ImportOptions) (int, error) {
+	type stale struct{ pk, sk string }
+	var candidates []stale
+	for _, w := range d.Workspaces {
+		in := &dynamodb.QueryInput{TableName: aws.String(t.Name), IndexName: aws.String(IndexWorkspace),
+			KeyConditionExpression: aws.String("ws = :ws"), ExpressionAttributeValues: item{":ws": str(w.ID), ":gen": str(gen)},
+			FilterExpression: aws.String("gen <> :gen")}
+		err := t.query(ctx, "prune: list "+w.ID, in, func(it item) bool {
+			candidates = append(candidates, stale{it[attrPK].(*types.AttributeValueMemberS).Value, it[attrSK].(*types.AttributeValueMemberS).Value})
+			return true
+		})
+		if err != nil {
+			return 0, err
+		}
+	}
+	sort.Slice(candidates, func(i, j int) bool {
+		if candidates[i].pk != candidates[j].pk {
+			return candidates[i].pk < candidates[j].pk
+		}
+		return candidates[i].sk < candidates[j].sk
+	})
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = 8
+	}
+	var deleted, done atomic.Int64
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(workers)
+	for _, c := range candidates {
+		g.Go(func() error {
+			cctx, cancel := t.call(gctx)
+			defer cancel()
+			_, err := t.Client.DeleteItem(cctx, &dynamodb.DeleteItemInput{TableName: aws.String(t.Name), Key: key(c.pk, c.sk),
+				ConditionExpression:       aws.String("attribute_exists(pk) AND gen <> :gen"),
+				ExpressionAttributeValues: item{":gen": str(gen)}})
+			switch {
+			case err == nil:
+				deleted.Add(1)
+			case conditionFailed(err):
+			default:
+				return fmt.Errorf("dynamo: prune %s %s: %w", c.pk, c.sk, err)
+			}
+			report(opt, "pruning", int(done.Add(1)), len(candidates))
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return int(deleted.Load()), err
+	}
+	return int(deleted.Load()), nil
+}
+
+// ErrTableMissing is what operators get when the table does not exist yet.
+var ErrTableMissing = errors.New("the table does not exist; create it with doclib-admin create-table (local) or deploy the stack")
