@@ -11,6 +11,7 @@ import (
 
 	"github.com/doclib/doclib/internal/fixture"
 	"github.com/doclib/doclib/shared/httpapi"
+	"github.com/doclib/doclib/shared/memory"
 	"github.com/doclib/doclib/shared/service"
 )
 
@@ -37,7 +38,7 @@ func FuzzRequests(f *testing.F) {
 	f.Add("GET", "/libraries/\x00", "", uint8(1))
 	d := fixtureData(f)
 	keys := []string{fixture.KeyFull, fixture.KeyOneLibrary, fixture.KeyNoRecording, fixture.KeyIndividual, fixture.KeyExpired, "", "nonsense"}
-	h := httpapi.NewServer(httpapi.Config{Service: service.New(memoryStoreFrom(d), nil, searchOptions(f, d, options{}))})
+	h := httpapi.NewServer(httpapi.Config{Service: service.New(memoryStoreFrom(d), nil, searchOptions(f, d, options{}, memory.NewLedger(d.Workspaces)))})
 	f.Fuzz(func(t *testing.T, method, path, rawQuery string, key uint8) {
 		if method == "" || !validToken(method) {
 			method = "GET"

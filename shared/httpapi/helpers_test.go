@@ -7,14 +7,17 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"regexp"
 	"testing"
 	"time"
 
+	"github.com/doclib/doclib/internal/dynalitetest"
 	"github.com/doclib/doclib/internal/fixture"
 	"github.com/doclib/doclib/internal/oapitest"
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/dataset"
+	"github.com/doclib/doclib/shared/dynamo"
 	"github.com/doclib/doclib/shared/embed"
 	"github.com/doclib/doclib/shared/httpapi"
 	"github.com/doclib/doclib/shared/localsearch"
@@ -29,11 +32,12 @@ var testNow = time.Date(2026, 11, 22, 12, 0, 30, 0, time.UTC)
 type testServer struct {
 	*httptest.Server
 	oapi *oapitest.Validator
+	// balance returns a workspace's AI credit in the server's ledger.
+	balance func(ws string) int64
 }
 
 type options struct {
 	keyLimit, ipLimit int
-	store             doclib.Store
 	noLimiter         bool
 	clock             func() time.Time
 	// edit changes the fixture before it is loaded (credits, plans...).
@@ -41,8 +45,8 @@ type options struct {
 	// backend and embedder replace the embedded engine and the offline embedder.
 	backend  search.Backend
 	embedder search.Embedder
-	// ledger, when set, receives the ledger the server uses.
-	ledger **memory.Ledger
+	// wrap, when set, wraps the store (to inject failures).
+	wrap func(doclib.Store) doclib.Store
 }
 
 func fixtureData(t testing.TB) *dataset.Data {
@@ -63,9 +67,45 @@ func editedFixture(t testing.TB, edit func(*dataset.File)) *dataset.Data {
 	return d
 }
 
+// backends are the store, limiter and ledger a test server runs on: the
+// embedded ones, or DynamoDB through dynalite when DOCLIB_TEST_STORE=dynamodb
+// (scripts/test runs this package both ways).
+type backends struct {
+	store   doclib.Store
+	limiter doclib.Limiter
+	ledger  doclib.Ledger
+	balance func(ws string) int64
+}
+
+func newBackends(t testing.TB, d *dataset.Data) backends {
+	t.Helper()
+	if os.Getenv("DOCLIB_TEST_STORE") != "dynamodb" {
+		l := memory.NewLedger(d.Workspaces)
+		return backends{store: memory.New(d), limiter: memory.NewLimiter(), ledger: l, balance: l.Balance}
+	}
+	srv := dynalitetest.Start(t)
+	tbl := &dynamo.Table{Client: srv.Client(t), Name: srv.TableName(t)}
+	ctx := context.Background()
+	if err := tbl.CreateTable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tbl.Import(ctx, d, "test", dynamo.ImportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	l := dynamo.NewLedger(tbl)
+	return backends{store: dynamo.NewStore(tbl), limiter: dynamo.NewLimiter(tbl), ledger: l,
+		balance: func(ws string) int64 {
+			n, err := l.Balance(ctx, ws)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}}
+}
+
 // searchOptions wires search over d: the embedded engine with the offline
-// embedder unless o says otherwise, and a ledger of d's credits.
-func searchOptions(t testing.TB, d *dataset.Data, o options) service.Option {
+// embedder unless o says otherwise.
+func searchOptions(t testing.TB, d *dataset.Data, o options, ledger doclib.Ledger) service.Option {
 	t.Helper()
 	var e search.Embedder = o.embedder
 	if e == nil {
@@ -84,31 +124,28 @@ func searchOptions(t testing.TB, d *dataset.Data, o options) service.Option {
 		}
 		backend = search.Local{Retriever: x}
 	}
-	ledger := memory.NewLedger(d.Workspaces)
-	if o.ledger != nil {
-		*o.ledger = ledger
-	}
 	return service.WithSearch(&search.Searcher{Backend: backend, Embedder: search.Cached(e, 0), Rules: search.DefaultRules("hash-v1/256")}, ledger)
 }
 
 func newServer(t testing.TB, o options) *testServer {
 	t.Helper()
 	d := editedFixture(t, o.edit)
-	store := o.store
-	if store == nil {
-		store = memory.New(d)
+	b := newBackends(t, d)
+	store := b.store
+	if o.wrap != nil {
+		store = o.wrap(store)
 	}
 	clock := o.clock
 	if clock == nil {
 		clock = func() time.Time { return testNow }
 	}
-	cfg := httpapi.Config{Service: service.New(store, clock, searchOptions(t, d, o)), KeyLimit: o.keyLimit, IPLimit: o.ipLimit, Now: clock}
+	cfg := httpapi.Config{Service: service.New(store, clock, searchOptions(t, d, o, b.ledger)), KeyLimit: o.keyLimit, IPLimit: o.ipLimit, Now: clock}
 	if !o.noLimiter {
-		cfg.Limiter = memory.NewLimiter()
+		cfg.Limiter = b.limiter
 	}
 	srv := httptest.NewServer(httpapi.NewServer(cfg))
 	t.Cleanup(srv.Close)
-	return &testServer{Server: srv, oapi: oapitest.Load(t)}
+	return &testServer{Server: srv, oapi: oapitest.Load(t), balance: b.balance}
 }
 
 var hugeNumber = regexp.MustCompile(`=[0-9]{19,}`)
@@ -215,6 +252,10 @@ func (panicStore) DocumentsWithEdges(context.Context, []string) (map[string]*doc
 	panic("secret internal detail: table docs-prod at 10.0.0.7")
 }
 
-func memoryStore(t testing.TB) *memory.Store { return memory.New(fixtureData(t)) }
-
 func memoryStoreFrom(d *dataset.Data) *memory.Store { return memory.New(d) }
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	dynalitetest.Stop()
+	os.Exit(code)
+}

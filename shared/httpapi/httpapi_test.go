@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/doclib/doclib/internal/fixture"
+	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/api"
 )
 
@@ -524,7 +525,7 @@ func TestRequestIDsAreUnique(t *testing.T) {
 }
 
 func TestPanicIsCleanInternalError(t *testing.T) {
-	s := newServer(t, options{store: panicStore{Store: memoryStore(t)}})
+	s := newServer(t, options{wrap: func(st doclib.Store) doclib.Store { return panicStore{Store: st} }})
 	r := s.get(t, fixture.KeyFull, "/documents/doc_a1_1")
 	if r.status != 500 || errorCode(t, r) != "internal" {
 		t.Fatalf("%d %s", r.status, r.body)

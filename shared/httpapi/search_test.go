@@ -13,13 +13,11 @@ import (
 	"github.com/doclib/doclib/internal/fixture"
 	"github.com/doclib/doclib/shared/api"
 	"github.com/doclib/doclib/shared/dataset"
-	"github.com/doclib/doclib/shared/memory"
 	"github.com/doclib/doclib/shared/search"
 )
 
 func TestSearchValidation(t *testing.T) {
-	var ledger *memory.Ledger
-	s := newServer(t, options{ledger: &ledger, keyLimit: 1000})
+	s := newServer(t, options{keyLimit: 1000})
 	cases := []struct {
 		key, query string
 		status     int
@@ -45,7 +43,7 @@ func TestSearchValidation(t *testing.T) {
 			t.Errorf("%s: %d %s, want %d %s saying %q", c.query, r.status, r.body, c.status, c.code, c.says)
 		}
 	}
-	if b := ledger.Balance("ws_a"); b != 100 {
+	if b := s.balance("ws_a"); b != 100 {
 		t.Errorf("requests refused before billing spent credit: balance %d, want 100", b)
 	}
 	for _, q := range []string{"q=" + strings.Repeat("x", 512), "q=%20ok%20", "q=okta&pageSize=500", "q=okta&unknown=1"} {
@@ -57,7 +55,7 @@ func TestSearchValidation(t *testing.T) {
 	if r := s.get(t, fixture.KeyFull, "/search/documents?q=okta&pageSize=500"); decode[api.SearchResults](t, r).PageSize != 100 {
 		t.Error("pageSize above 100 is not capped")
 	}
-	if b := ledger.Balance("ws_a"); b != 100-5 {
+	if b := s.balance("ws_a"); b != 100-5 {
 		t.Errorf("balance %d after 5 searches, want 95", b)
 	}
 }
@@ -123,8 +121,7 @@ func TestSearchBilling(t *testing.T) {
 			}
 		}
 	}
-	var ledger *memory.Ledger
-	s := newServer(t, options{edit: setCredit("ws_a", 3, nil), ledger: &ledger, keyLimit: 1000})
+	s := newServer(t, options{edit: setCredit("ws_a", 3, nil), keyLimit: 1000})
 	var ok, broke, other atomic.Int32
 	var wg sync.WaitGroup
 	start := make(chan struct{})
@@ -147,8 +144,8 @@ func TestSearchBilling(t *testing.T) {
 	}
 	close(start)
 	wg.Wait()
-	if ok.Load() != 3 || broke.Load() != 9 || other.Load() != 0 || ledger.Balance("ws_a") != 0 {
-		t.Fatalf("ok %d, 402 %d, other %d, balance %d; want 3, 9, 0, 0", ok.Load(), broke.Load(), other.Load(), ledger.Balance("ws_a"))
+	if ok.Load() != 3 || broke.Load() != 9 || other.Load() != 0 || s.balance("ws_a") != 0 {
+		t.Fatalf("ok %d, 402 %d, other %d, balance %d; want 3, 9, 0, 0", ok.Load(), broke.Load(), other.Load(), s.balance("ws_a"))
 	}
 	// Other endpoints keep working without credit.
 	if r := s.get(t, fixture.KeyFull, "/libraries"); r.status != 200 {
@@ -166,32 +163,32 @@ func TestSearchBilling(t *testing.T) {
 	}
 
 	// An own provider key is never metered, whatever the balance.
-	s = newServer(t, options{edit: setCredit("ws_a", 0, func(w *dataset.Workspace) { w.OwnProviderKey = true }), ledger: &ledger})
+	s = newServer(t, options{edit: setCredit("ws_a", 0, func(w *dataset.Workspace) { w.OwnProviderKey = true })})
 	for range 3 {
 		if r := s.get(t, fixture.KeyFull, "/search/documents?q=okta"); r.status != 200 {
 			t.Fatalf("own provider key: %d %s", r.status, r.body)
 		}
 	}
-	if b := ledger.Balance("ws_a"); b != 0 {
+	if b := s.balance("ws_a"); b != 0 {
 		t.Errorf("own provider key metered: balance %d", b)
 	}
 
 	// A backend failure is a clean 500, and the credit comes back.
-	s = newServer(t, options{backend: failingBackend{errors.New("index at 10.0.0.7 corrupt")}, ledger: &ledger})
+	s = newServer(t, options{backend: failingBackend{errors.New("index at 10.0.0.7 corrupt")}})
 	r := s.get(t, fixture.KeyFull, "/search/documents?q=okta")
 	if r.status != 500 || errorCode(t, r) != "internal" || strings.Contains(string(r.body), "10.0.0.7") {
 		t.Errorf("backend failure: %d %s", r.status, r.body)
 	}
-	if b := ledger.Balance("ws_a"); b != 100 {
+	if b := s.balance("ws_a"); b != 100 {
 		t.Errorf("failed search not refunded: balance %d", b)
 	}
 	// An embedding provider that is down is a 503, refunded too.
-	s = newServer(t, options{embedder: downEmbedder{}, ledger: &ledger})
+	s = newServer(t, options{embedder: downEmbedder{}})
 	r = s.get(t, fixture.KeyFull, "/search/documents?q=okta")
 	if r.status != 503 || errorCode(t, r) != "unavailable" || strings.Contains(string(r.body), "timeout") {
 		t.Errorf("embedder down: %d %s", r.status, r.body)
 	}
-	if b := ledger.Balance("ws_a"); b != 100 {
+	if b := s.balance("ws_a"); b != 100 {
 		t.Errorf("unavailable search not refunded: balance %d", b)
 	}
 }
