@@ -15,6 +15,8 @@ import (
 	"context"
 	"fmt"
 	"hash/crc32"
+	"io"
+	"log"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -169,6 +171,9 @@ func New(target string) *Proxy {
 			r.Out.Host = r.In.Host
 		},
 		Transport: p.tr,
+		// A client that gives up (an import cancelled half way) is a test's
+		// point, not an error to print.
+		ErrorLog: log.New(io.Discard, "", 0),
 		// Counting here, before the response is copied to the client, means
 		// an AfterN hook has returned before the client sees the response
 		// that triggered it.

@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -116,13 +118,11 @@ func (t *Table) Import(ctx context.Context, d *dataset.Data, gen string, opt Imp
 	// Second pass: write.
 	w := t.newWriter(ctx, opt, total)
 	err = emitItems(d, graphs, gen, func(it item, _ string) error { return w.put(it) })
-	if err == nil {
-		err = w.close()
-	} else {
-		w.close()
+	if cerr := w.close(); err == nil {
+		err = cerr
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("dynamo: import stopped; run it again to finish (it is idempotent): %w", err)
 	}
 	res.Items = total
 
@@ -355,15 +355,15 @@ func valueSize(v types.AttributeValue) int {
 	return 1
 }
 
-// writer batches puts and deletes into BatchWriteItem requests on a few
-// goroutines and retries what DynamoDB leaves unprocessed.
+// writer batches puts into BatchWriteItem requests on a few goroutines and
+// retries what DynamoDB leaves unprocessed. The first failure cancels the rest.
 type writer struct {
 	t       *Table
 	opt     ImportOptions
-	phase   string
 	total   int
 	done    atomic.Int64
-	batches chan []types.WriteRequest
+	batches chan []types.WriteRequest // workers hold it; closed once by close
+	once    sync.Once
 	cur     []types.WriteRequest
 	g       *errgroup.Group
 	ctx     context.Context
@@ -375,16 +375,19 @@ func (t *Table) newWriter(ctx context.Context, opt ImportOptions, total int) *wr
 		workers = 8
 	}
 	g, gctx := errgroup.WithContext(ctx)
-	w := &writer{t: t, opt: opt, phase: "writing", total: total, batches: make(chan []types.WriteRequest), g: g, ctx: gctx}
+	batches := make(chan []types.WriteRequest)
+	w := &writer{t: t, opt: opt, total: total, batches: batches, g: g, ctx: gctx}
 	for range workers {
 		g.Go(func() error {
-			for batch := range w.batches {
+			for batch := range batches {
 				if err := w.write(gctx, batch); err != nil {
-					for range w.batches { // let the producer finish
-					}
+					go func() { // let the producer's last sends through
+						for range batches {
+						}
+					}()
 					return err
 				}
-				report(opt, w.phase, int(w.done.Add(int64(len(batch)))), w.total)
+				report(opt, "writing", int(w.done.Add(int64(len(batch)))), w.total)
 			}
 			return nil
 		})
@@ -394,10 +397,10 @@ func (t *Table) newWriter(ctx context.Context, opt ImportOptions, total int) *wr
 
 func (w *writer) put(it item) error {
 	w.cur = append(w.cur, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
-	if len(w.cur) == batchWriteLimit {
-		return w.flush()
+	if len(w.cur) < batchWriteLimit {
+		return nil
 	}
-	return nil
+	return w.flush()
 }
 
 func (w *writer) flush() error {
@@ -409,23 +412,18 @@ func (w *writer) flush() error {
 		w.cur = nil
 		return nil
 	case <-w.ctx.Done():
-		return w.close()
+		return context.Cause(w.ctx)
 	}
 }
 
+// close sends what is left, waits for the workers and returns the first error.
 func (w *writer) close() error {
-	if len(w.cur) > 0 && w.ctx.Err() == nil {
-		select {
-		case w.batches <- w.cur:
-		case <-w.ctx.Done():
-		}
-		w.cur = nil
+	flushErr := w.flush()
+	w.once.Do(func() { close(w.batches) })
+	if err := w.g.Wait(); err != nil {
+		return err
 	}
-	if w.batches != nil {
-		close(w.batches)
-		w.batches = nil
-	}
-	return w.g.Wait()
+	return flushErr
 }
 
 // maxWriteAttempts bounds the attempts at unprocessed items; with the backoff
@@ -446,7 +444,13 @@ func (w *writer) write(ctx context.Context, batch []types.WriteRequest) error {
 		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		res, err := w.t.Client.BatchWriteItem(cctx, &dynamodb.BatchWriteItemInput{RequestItems: pending})
 		cancel()
-		if err != nil {
+		var tired *retry.MaxAttemptsError
+		switch {
+		case errors.As(err, &tired) && ctx.Err() == nil:
+			// The SDK's retries of a throttled or failing request ran out; a bulk
+			// load can afford to wait longer than a request can.
+			continue
+		case err != nil:
 			return fmt.Errorf("dynamo: import: write a batch of %d items: %w", len(pending[w.t.Name]), err)
 		}
 		pending = res.UnprocessedItems

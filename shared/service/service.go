@@ -147,22 +147,19 @@ func (s *Service) library(ctx context.Context, p *doclib.Principal, ref string) 
 	return lib, nil
 }
 
-// document returns a document inside the principal's scope with its edges and
-// its library: two round trips whatever the store.
-func (s *Service) document(ctx context.Context, p *doclib.Principal, id string) (*doclib.Document, *doclib.DocumentEdges, *doclib.Library, error) {
+// document returns a document inside the principal's scope with its edges: one
+// round trip (a document and its edges are stored together). The document itself
+// says its workspace and library, so scope needs no other read.
+func (s *Service) document(ctx context.Context, p *doclib.Principal, id string) (*doclib.Document, *doclib.DocumentEdges, error) {
 	docs, edges, err := s.store.DocumentsWithEdges(ctx, []string{id})
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("service: get document %s: %w", id, err)
+		return nil, nil, fmt.Errorf("service: get document %s: %w", id, err)
 	}
 	doc := docs[id]
 	if doc == nil || doc.WorkspaceID != p.WorkspaceID || !p.SeesLibraryID(doc.LibraryID) {
-		return nil, nil, nil, documentNotFound(id)
+		return nil, nil, documentNotFound(id)
 	}
-	lib, err := s.library(ctx, p, doc.LibraryID)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return doc, edges[id], lib, nil
+	return doc, edges[id], nil
 }
 
 // Libraries is GET /libraries.
@@ -241,7 +238,11 @@ func (s *Service) Documents(ctx context.Context, p *doclib.Principal, ref string
 
 // Document is GET /documents/{id}.
 func (s *Service) Document(ctx context.Context, p *doclib.Principal, id string) (*api.Document, error) {
-	doc, edges, lib, err := s.document(ctx, p, id)
+	doc, edges, err := s.document(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	lib, err := s.library(ctx, p, doc.LibraryID) // its template and name: the second round trip
 	if err != nil {
 		return nil, err
 	}
@@ -411,7 +412,7 @@ func (s *Service) SourceRecordings(ctx context.Context, p *doclib.Principal, id 
 	if !p.RecordingDetails {
 		return nil, doclib.Errorf(doclib.EForbidden, "This API key has no recording-details access, which source recordings need. Create a key with recording-details access in the desktop app.")
 	}
-	doc, _, _, err := s.document(ctx, p, id)
+	doc, _, err := s.document(ctx, p, id)
 	if err != nil {
 		return nil, err
 	}
