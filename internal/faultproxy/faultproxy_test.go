@@ -49,6 +49,13 @@ func setup(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatalf("CreateTable: %v", err)
 	}
+	// dynalite answers CreateTable with the table still CREATING and makes it
+	// ACTIVE a moment later, even with --createTableMs 0: wait, or the first
+	// read may find no table.
+	w := dynamodb.NewTableExistsWaiter(f.direct, func(o *dynamodb.TableExistsWaiterOptions) { o.MinDelay = 10 * time.Millisecond })
+	if err := w.Wait(context.Background(), &dynamodb.DescribeTableInput{TableName: aws.String(f.table)}, 10*time.Second); err != nil {
+		t.Fatalf("waiting for the table: %v", err)
+	}
 	f.proxy = faultproxy.New(srv.Endpoint)
 	t.Cleanup(f.proxy.Close)
 	return f
