@@ -17,8 +17,10 @@ import (
 	"syscall"
 	"time"
 
+	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/dataset"
 	"github.com/doclib/doclib/shared/demo"
+	"github.com/doclib/doclib/shared/dynamo"
 	"github.com/doclib/doclib/shared/embed"
 	"github.com/doclib/doclib/shared/httpapi"
 	"github.com/doclib/doclib/shared/localsearch"
@@ -55,6 +57,8 @@ Examples:
   go run ./cmd/doclib-server
   go run ./cmd/doclib-server --addr 127.0.0.1:9090 --key-limit 1000
   go run ./cmd/doclib-server --data my-data.json
+  AWS_REGION=us-east-1 AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:8000 \
+    go run ./cmd/doclib-server --store dynamodb --table doclib
 
 Flags:
 `
@@ -62,6 +66,8 @@ Flags:
 // config is what the flags and environment decide.
 type config struct {
 	data                string
+	store               string
+	table               string
 	embedder            string
 	embedURL            string
 	embedModel          string
@@ -93,6 +99,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&c.data, "data", getenv("DOCLIB_DATA"), "data-set `FILE` to serve instead of the demo (env DOCLIB_DATA)")
+	fs.StringVar(&c.store, "store", envOr(getenv, "DOCLIB_STORE", "memory"), "`KIND` of store: memory (a data set in memory) or dynamodb (env DOCLIB_STORE)")
+	fs.StringVar(&c.table, "table", getenv("DOCLIB_TABLE"), "DynamoDB table `NAME` for --store dynamodb; AWS settings from the standard AWS variables (env DOCLIB_TABLE)")
 	addr := getenv("DOCLIB_ADDR")
 	if addr == "" {
 		addr = "127.0.0.1:8080"
@@ -124,6 +132,12 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		return c, usageError{errors.New("--rate-window must be at least 1s")}
 	case c.logFormat != "text" && c.logFormat != "json":
 		return c, usageError{fmt.Errorf("--log-format must be text or json, not %q", c.logFormat)}
+	case c.store != "memory" && c.store != "dynamodb":
+		return c, usageError{fmt.Errorf("--store must be memory or dynamodb, not %q", c.store)}
+	case c.store == "dynamodb" && c.table == "":
+		return c, usageError{errors.New("--store dynamodb needs --table NAME (and AWS_REGION; AWS_ENDPOINT_URL_DYNAMODB for a local DynamoDB)")}
+	case c.store == "dynamodb" && c.data != "":
+		return c, usageError{errors.New("--data is for --store memory; a DynamoDB table is loaded with doclib-admin import")}
 	case c.embedder != "hash" && c.embedder != "openai":
 		return c, usageError{fmt.Errorf("--embedder must be hash or openai, not %q", c.embedder)}
 	case c.embedder == "openai" && (c.embedURL == "" || c.embedModel == ""):
@@ -149,29 +163,53 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 
 	start := time.Now()
-	var data *dataset.Data
+	var (
+		data    *dataset.Data
+		store   doclib.Store
+		limiter doclib.Limiter
+		ledger  doclib.Ledger
+	)
 	source := "the built-in demo data set"
-	if c.data != "" {
+	switch {
+	case c.store == "dynamodb":
+		source = "DynamoDB table " + c.table
+		t, err := dynamo.Connect(ctx, c.table)
+		if err != nil {
+			return err
+		}
+		if err := t.Check(ctx); err != nil {
+			return err
+		}
+		// The embedded search index is built from the table's contents; in
+		// production, search runs on OpenSearch.
+		if data, err = t.Export(ctx); err != nil {
+			return err
+		}
+		store, limiter, ledger = dynamo.NewStore(t), dynamo.NewLimiter(t), dynamo.NewLedger(t)
+	case c.data != "":
 		source = c.data
-		data, err = dataset.LoadFile(c.data)
-	} else {
-		data, err = demo.Load()
+		if data, err = dataset.LoadFile(c.data); err != nil {
+			return err
+		}
+	default:
+		if data, err = demo.Load(); err != nil {
+			return err
+		}
 	}
-	if err != nil {
-		return err
+	if store == nil {
+		store, limiter, ledger = memory.New(data), memory.NewLimiter(), memory.NewLedger(data.Workspaces)
 	}
-	store := memory.New(data)
 	loaded := time.Since(start)
 
 	searcher, err := newSearcher(ctx, c, data, stdout)
 	if err != nil {
 		return err
 	}
-	svc := service.New(store, nil, service.WithSearch(searcher, memory.NewLedger(data.Workspaces)))
+	svc := service.New(store, nil, service.WithSearch(searcher, ledger))
 	cfg := httpapi.Config{Service: svc, KeyLimit: c.keyLimit, IPLimit: c.ipLimit,
 		Window: c.window, Logger: logger}
 	if !c.noLimits {
-		cfg.Limiter = memory.NewLimiter()
+		cfg.Limiter = limiter
 	}
 	ln, err := net.Listen("tcp", c.addr)
 	if err != nil {
@@ -181,7 +219,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		IdleTimeout: 2 * time.Minute, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 
 	base := "http://" + ln.Addr().String()
-	printBanner(stdout, base, source, data, loaded, c.data == "")
+	printBanner(stdout, base, source, data, loaded, c.data == "" && c.store == "memory")
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -19,8 +19,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/doclib/doclib/internal/dynalitetest"
 	"github.com/doclib/doclib/internal/fixture"
+	"github.com/doclib/doclib/shared/dataset"
 	"github.com/doclib/doclib/shared/demo"
+	"github.com/doclib/doclib/shared/dynamo"
 )
 
 // syncBuffer is a bytes.Buffer safe to read while run writes to it.
@@ -235,4 +238,58 @@ func TestServesSearchWithAnHTTPEmbedder(t *testing.T) {
 	if strings.Contains(out.String(), secret) {
 		t.Error("the embedding API key was printed")
 	}
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	dynalitetest.Stop()
+	os.Exit(code)
+}
+
+// TestServesADynamoDBTable: --store dynamodb serves the same API from a table.
+func TestServesADynamoDBTable(t *testing.T) {
+	srv := dynalitetest.Start(t)
+	tbl := &dynamo.Table{Client: srv.Client(t), Name: srv.TableName(t)}
+	ctx := context.Background()
+	if err := tbl.CreateTable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	d, err := dataset.Validate(fixture.File())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tbl.Import(ctx, d, "g", dynamo.ImportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", srv.Endpoint)
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_ACCESS_KEY_ID", "local")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "local")
+	base, out, stop := start(t, "--addr", "127.0.0.1:0", "--store", "dynamodb", "--table", tbl.Name)
+	defer stop()
+	if !strings.Contains(out.String(), "DynamoDB table "+tbl.Name) {
+		t.Errorf("banner:\n%s", out)
+	}
+	for path, want := range map[string]string{
+		"/libraries":                         `"lib_a1"`,
+		"/documents/doc_a1_1":                `"Reset a user's password"`,
+		"/search/documents?q=reset+password": `"lexical"`,
+	} {
+		if status, body := get(t, base+path, fixture.KeyFull); status != 200 || !strings.Contains(string(body), want) {
+			t.Errorf("%s: %d %.200s", path, status, body)
+		}
+	}
+	if code := usageExit(t, "--store", "dynamodb"); code != 2 {
+		t.Errorf("--store dynamodb without --table: exit %d", code)
+	}
+}
+
+func usageExit(t *testing.T, args ...string) int {
+	t.Helper()
+	_, err := parseFlags(args, func(string) string { return "" }, io.Discard)
+	var ue usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
+	return 0
 }

@@ -1,0 +1,344 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/doclib/doclib/shared/dataset"
+	"github.com/doclib/doclib/shared/dynamo"
+)
+
+// run is the whole program, so that tests drive what main does.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, tty bool) int {
+	root := newRoot(ctx, getenv, stdout, stderr, tty)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err != nil {
+		fmt.Fprintln(stderr, "doclib-admin:", err)
+		if exitCode(err) == exitUsage {
+			fmt.Fprintln(stderr, "Run 'doclib-admin --help' for usage.")
+		}
+	}
+	return exitCode(err)
+}
+
+func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
+
+type app struct {
+	getenv         func(string) string
+	stdout, stderr io.Writer
+	tty            bool
+	table          string
+	now            func() time.Time
+}
+
+func newRoot(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer, tty bool) *cobra.Command {
+	a := &app{getenv: getenv, stdout: stdout, stderr: stderr, tty: tty, now: time.Now}
+	root := &cobra.Command{
+		Use:   "doclib-admin",
+		Short: "Operate a doclib table in DynamoDB: import data, manage keys",
+		Long: `doclib-admin loads data sets into a doclib table in DynamoDB and manages API keys.
+
+The table and the AWS account come from the standard AWS configuration:
+AWS_REGION, credentials (environment, profile or role), and
+AWS_ENDPOINT_URL_DYNAMODB to point at a local DynamoDB such as dynalite.`,
+		Example: `  # A local table on dynalite:
+  npx dynalite --port 8000 &
+  export AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:8000 AWS_REGION=us-east-1 AWS_ACCESS_KEY_ID=x AWS_SECRET_ACCESS_KEY=x
+  doclib-admin create-table --table doclib
+  doclib-admin import --data shared/demo/demo.json --table doclib
+  doclib-admin keys create --table doclib --workspace ws_acme --libraries '*' --recording-details`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.PersistentFlags().StringVar(&a.table, "table", getenv("DOCLIB_TABLE"), "DynamoDB table `NAME` (env DOCLIB_TABLE)")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(a.createTableCmd(), a.importCmd(), a.keysCmd())
+	return root
+}
+
+func (a *app) connect(ctx context.Context) (*dynamo.Table, error) {
+	if a.table == "" {
+		return nil, usageError{errors.New("no table: give --table NAME or set DOCLIB_TABLE")}
+	}
+	return dynamo.Connect(ctx, a.table)
+}
+
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageError{fmt.Errorf("%s takes no arguments, got %q", cmd.CommandPath(), args[0])}
+	}
+	return nil
+}
+
+func (a *app) createTableCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "create-table",
+		Short: "Create the table (for local use; production tables come from the CDK stack)",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			t, err := a.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if err := t.CreateTable(cmd.Context()); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "Table %s is ready.\n", t.Name)
+			return nil
+		},
+	}
+}
+
+func (a *app) importCmd() *cobra.Command {
+	var file string
+	var prune bool
+	var workers int
+	cmd := &cobra.Command{
+		Use:   "import --data FILE",
+		Short: "Import a data set into the table",
+		Long: `Validates the whole data-set file with the same loader as local mode, then
+writes it in parallel batches. Nothing is written when the file has a problem.
+Importing the same file again changes nothing. An interrupted import is finished
+by running it again.
+
+--prune also deletes what the file's workspaces no longer contain (documents,
+edges, recordings, slugs and keys of earlier imports); workspaces the file does
+not mention, operators' keys and AI credit are never touched. A workspace's
+credit is written the first time it is imported only: after that the ledger owns it.`,
+		Example: `  doclib-admin import --data acme.json --table doclib
+  doclib-admin import --data acme.json --table doclib --prune`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if file == "" {
+				return usageError{errors.New("give the data set with --data FILE")}
+			}
+			if a.table == "" { // before reading a file that may be large
+				return usageError{errors.New("no table: give --table NAME or set DOCLIB_TABLE")}
+			}
+			raw, err := os.ReadFile(file)
+			if err != nil {
+				return err
+			}
+			d, err := dataset.Load(bytes.NewReader(raw))
+			if err != nil {
+				return fmt.Errorf("%s: %w", file, err)
+			}
+			t, err := a.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if err := t.Check(cmd.Context()); err != nil {
+				return err
+			}
+			p := a.newProgress()
+			res, err := t.Import(cmd.Context(), d, dynamo.Generation(raw), dynamo.ImportOptions{Prune: prune, Workers: workers, Progress: p.update})
+			p.finish()
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "Imported %s into %s in %s (generation %s):\n", file, t.Name, res.Duration.Round(time.Millisecond), res.Generation)
+			fmt.Fprintf(a.stdout, "  %d workspaces, %d libraries, %d documents, %d edges, %d recordings, %d keys\n",
+				res.Workspaces, res.Libraries, res.Documents, res.Edges, res.Recordings, res.Keys)
+			rate := float64(res.Documents) / max(res.Duration.Seconds(), 0.001)
+			fmt.Fprintf(a.stdout, "  %d items written (%.0f documents/s); starting AI credit set for %d new workspaces\n", res.Items, rate, res.CreditsSet)
+			if prune {
+				fmt.Fprintf(a.stdout, "  %d items of earlier imports deleted\n", res.Deleted)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&file, "data", "", "data-set `FILE` (format: docs/dataset.md)")
+	cmd.Flags().BoolVar(&prune, "prune", false, "delete what the file's workspaces no longer contain")
+	cmd.Flags().IntVar(&workers, "workers", 8, "concurrent write requests")
+	return cmd
+}
+
+// progress shows an import's progress: a bar on a terminal, plain lines (at
+// most one every 2 s, and one per phase's end) otherwise.
+type progress struct {
+	a     *app
+	bar   *progressbar.ProgressBar
+	phase string
+	last  time.Time
+}
+
+func (a *app) newProgress() *progress { return &progress{a: a} }
+
+func (p *progress) update(pr dynamo.Progress) {
+	if p.a.tty {
+		if p.bar == nil || pr.Phase != p.phase {
+			if p.bar != nil {
+				p.bar.Finish()
+				fmt.Fprintln(p.a.stderr)
+			}
+			p.phase = pr.Phase
+			p.bar = progressbar.NewOptions(pr.Total, progressbar.OptionSetWriter(p.a.stderr),
+				progressbar.OptionSetDescription(pr.Phase), progressbar.OptionShowCount(), progressbar.OptionShowIts(),
+				progressbar.OptionSetItsString("items"), progressbar.OptionThrottle(100*time.Millisecond))
+		}
+		p.bar.Set(pr.Done)
+		return
+	}
+	now := time.Now()
+	if pr.Phase != p.phase || pr.Done == pr.Total || now.Sub(p.last) >= 2*time.Second {
+		p.phase, p.last = pr.Phase, now
+		fmt.Fprintf(p.a.stderr, "%s: %d of %d (%d%%)\n", pr.Phase, pr.Done, pr.Total, 100*pr.Done/max(pr.Total, 1))
+	}
+}
+
+func (p *progress) finish() {
+	if p.bar != nil {
+		p.bar.Finish()
+		fmt.Fprintln(p.a.stderr)
+	}
+}
+
+func (a *app) keysCmd() *cobra.Command {
+	keys := &cobra.Command{Use: "keys", Short: "Create, list and revoke API keys",
+		Long: "Keys are stored by the SHA-256 of their secret only: a secret is shown once, when the key is created."}
+	var ws string
+	keys.PersistentFlags().StringVar(&ws, "workspace", "", "workspace `ID` (ws_...)")
+	need := func() error {
+		if ws == "" {
+			return usageError{errors.New("give the workspace with --workspace ws_...")}
+		}
+		return nil
+	}
+
+	var libraries string
+	var recording bool
+	var expires string
+	create := &cobra.Command{
+		Use:   "create",
+		Short: "Create a key and print its secret (once)",
+		Example: `  doclib-admin keys create --table doclib --workspace ws_acme --libraries '*' --recording-details
+  doclib-admin keys create --table doclib --workspace ws_acme --libraries lib_it,lib_finance --expires 2027-01-01`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := need(); err != nil {
+				return err
+			}
+			nk := dynamo.NewKey{WorkspaceID: ws, RecordingDetails: recording}
+			for _, l := range strings.Split(libraries, ",") {
+				if l = strings.TrimSpace(l); l != "" {
+					nk.Libraries = append(nk.Libraries, l)
+				}
+			}
+			if len(nk.Libraries) == 0 {
+				return usageError{errors.New(`give the key's libraries with --libraries '*' (every library) or --libraries lib_a,lib_b`)}
+			}
+			if expires != "" {
+				t, err := parseExpiry(expires)
+				if err != nil {
+					return usageError{err}
+				}
+				nk.ExpiresAt = t
+			}
+			t, err := a.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			id, secret, err := t.CreateKey(cmd.Context(), nk, a.now())
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "Created key %s for %s.\n\n  %s\n\nThis secret is shown once and stored only as a hash: copy it now.\n", id, ws, secret)
+			return nil
+		},
+	}
+	create.Flags().StringVar(&libraries, "libraries", "", `the key's scope: '*' for every library, or library IDs separated by commas`)
+	create.Flags().BoolVar(&recording, "recording-details", false, "allow reading source recordings")
+	create.Flags().StringVar(&expires, "expires", "", "expiry `DATE` (2027-01-01) or RFC 3339 time; none by default")
+
+	var asJSON bool
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List a workspace's keys (never their secrets)",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := need(); err != nil {
+				return err
+			}
+			t, err := a.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			ks, err := t.ListKeys(cmd.Context(), ws)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(a.stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(ks)
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tLIBRARIES\tRECORDINGS\tEXPIRES\tSOURCE")
+			for _, k := range ks {
+				source := "operator"
+				if k.Imported {
+					source = "data set (device " + k.DeviceID + ")"
+				}
+				exp := k.ExpiresAt
+				if exp == "" {
+					exp = "never"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%s\n", k.ID, strings.Join(k.Libraries, ","), k.RecordingDetails, exp, source)
+			}
+			return tw.Flush()
+		},
+	}
+	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+
+	revoke := &cobra.Command{
+		Use:   "revoke KEY_ID",
+		Short: "Revoke a key: it stops working at once",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageError{errors.New("give the ID of the key to revoke (see keys list)")}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := need(); err != nil {
+				return err
+			}
+			t, err := a.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if err := t.RevokeKey(cmd.Context(), ws, args[0]); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "Revoked key %s.\n", args[0])
+			return nil
+		},
+	}
+	keys.AddCommand(create, list, revoke)
+	return keys
+}
+
+func parseExpiry(s string) (time.Time, error) {
+	if t, err := time.Parse("2006-01-02", s); err == nil {
+		return t.UTC(), nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t.UTC(), nil
+	}
+	return time.Time{}, fmt.Errorf("--expires %q is neither a date (2027-01-01) nor an RFC 3339 time (2027-01-01T00:00:00Z)", s)
+}

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/doclib/doclib/internal/dynalitetest"
+	"github.com/doclib/doclib/internal/fixture"
+	doclib "github.com/doclib/doclib/shared"
+	"github.com/doclib/doclib/shared/dynamo"
+	"github.com/doclib/doclib/shared/service"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	dynalitetest.Stop()
+	os.Exit(code)
+}
+
+// env points the AWS configuration at dynalite and returns a fresh table name.
+func env(t *testing.T) (string, *dynamo.Table) {
+	t.Helper()
+	srv := dynalitetest.Start(t)
+	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", srv.Endpoint)
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_ACCESS_KEY_ID", "local")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "local")
+	name := srv.TableName(t)
+	return name, &dynamo.Table{Client: srv.Client(t), Name: name}
+}
+
+func admin(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, func(string) string { return "" }, &out, &errb, false)
+	return code, out.String(), errb.String()
+}
+
+func writeFixture(t *testing.T, edit func(f any)) string {
+	t.Helper()
+	f := fixture.File()
+	raw, err := json.Marshal(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "data.json")
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestImportAndKeys(t *testing.T) {
+	table, tbl := env(t)
+	if code, out, errs := admin(t, "create-table", "--table", table); code != 0 || !strings.Contains(out, "ready") {
+		t.Fatalf("create-table: %d %s %s", code, out, errs)
+	}
+	file := writeFixture(t, nil)
+	code, out, errs := admin(t, "import", "--data", file, "--table", table)
+	if code != 0 || !strings.Contains(out, "10 documents, 8 edges") || !strings.Contains(out, "credit set for 3 new workspaces") {
+		t.Fatalf("import: %d\n%s\n%s", code, out, errs)
+	}
+	// Not a terminal: plain progress lines, ending at 100%.
+	if !regexp.MustCompile(`writing: (\d+) of (\d+) \(100%\)`).MatchString(errs) {
+		t.Errorf("no progress lines:\n%s", errs)
+	}
+	// The same file again: the same items, nothing deleted.
+	code, out, _ = admin(t, "import", "--data", file, "--table", table, "--prune")
+	if code != 0 || !strings.Contains(out, "0 items of earlier imports deleted") || !strings.Contains(out, "credit set for 0 new") {
+		t.Errorf("second import: %d %s", code, out)
+	}
+
+	// A key: printed once, works, is listed without secret, is revoked.
+	code, out, errs = admin(t, "keys", "create", "--table", table, "--workspace", "ws_a", "--libraries", "lib_a1", "--expires", "2099-01-01")
+	secret := regexp.MustCompile(`dlk_live_[A-Za-z0-9]{40}`).FindString(out)
+	id := regexp.MustCompile(`key_[a-z0-9]{16}`).FindString(out)
+	if code != 0 || secret == "" || id == "" {
+		t.Fatalf("keys create: %d %s %s", code, out, errs)
+	}
+	svc := service.New(dynamo.NewStore(tbl), func() time.Time { return time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC) })
+	p, err := svc.Authenticate(context.Background(), secret)
+	if err != nil || p.KeyID != id || p.AllLibraries || !p.Libraries["lib_a1"] || p.RecordingDetails {
+		t.Fatalf("the new key: %+v %v", p, err)
+	}
+	code, out, _ = admin(t, "keys", "list", "--table", table, "--workspace", "ws_a")
+	if code != 0 || !strings.Contains(out, id) || !strings.Contains(out, "operator") || strings.Contains(out, secret) || strings.Contains(out, "dlk_") {
+		t.Errorf("keys list: %d\n%s", code, out)
+	}
+	code, out, _ = admin(t, "keys", "list", "--table", table, "--workspace", "ws_a", "--json")
+	var listed []dynamo.KeyInfo
+	if code != 0 || json.Unmarshal([]byte(out), &listed) != nil || len(listed) != 8 {
+		t.Errorf("keys list --json: %d %d keys\n%s", code, len(listed), out)
+	}
+	if code, out, _ = admin(t, "keys", "revoke", "--table", table, "--workspace", "ws_a", id); code != 0 || !strings.Contains(out, "Revoked") {
+		t.Fatalf("revoke: %d %s", code, out)
+	}
+	if _, err := svc.Authenticate(context.Background(), secret); doclib.ErrorCode(err) != doclib.EUnauthorised {
+		t.Errorf("a revoked key still authenticates: %v", err)
+	}
+	// Operators' keys survive a pruning import.
+	_, out, _ = admin(t, "keys", "create", "--table", table, "--workspace", "ws_a", "--libraries", "*")
+	survivor := regexp.MustCompile(`dlk_live_[A-Za-z0-9]{40}`).FindString(out)
+	admin(t, "import", "--data", file, "--table", table, "--prune")
+	if _, err := svc.Authenticate(context.Background(), survivor); err != nil {
+		t.Errorf("a pruning import removed an operator's key: %v", err)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	table, _ := env(t)
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	os.WriteFile(bad, []byte(`{"workspaces": [{"id": "ws_x", "name": "X", "plan": "gold", "subscription": "active"}]}`), 0o600)
+	cases := []struct {
+		args []string
+		code int
+		says string
+	}{
+		{[]string{"import", "--table", table}, 2, "--data FILE"},
+		{[]string{"import", "--data", bad}, 2, "--table NAME"},
+		{[]string{"import", "--data", bad, "--table", table}, 1, `plan "gold"`},
+		{[]string{"import", "--data", "/nope.json", "--table", table}, 1, "no such file"},
+		{[]string{"import", "--data", writeFixture(t, nil), "--table", "not_created"}, 1, "create-table"},
+		{[]string{"keys", "create", "--table", table, "--libraries", "*"}, 2, "--workspace"},
+		{[]string{"keys", "create", "--table", table, "--workspace", "ws_a"}, 2, "--libraries"},
+		{[]string{"keys", "create", "--table", table, "--workspace", "ws_a", "--libraries", "*", "--expires", "soon"}, 2, "2027-01-01"},
+		{[]string{"keys", "revoke", "--table", table, "--workspace", "ws_a"}, 2, "ID of the key"},
+		{[]string{"import", "--bogus"}, 2, "unknown flag"},
+		{[]string{"create-table", "--table", table, "extra"}, 2, "no arguments"},
+	}
+	if code, _, errs := admin(t, "create-table", "--table", table); code != 0 {
+		t.Fatal(errs)
+	}
+	for _, c := range cases {
+		code, out, errs := admin(t, c.args...)
+		if code != c.code || !strings.Contains(out+errs, c.says) {
+			t.Errorf("%v: exit %d, want %d saying %q:\n%s%s", c.args, code, c.code, c.says, out, errs)
+		}
+	}
+	// A refused file wrote nothing.
+	if _, out, _ := admin(t, "keys", "list", "--table", table, "--workspace", "ws_x"); strings.Contains(out, "key_") {
+		t.Error("a refused import wrote keys")
+	}
+	if code, _, errs := admin(t, "keys", "create", "--table", table, "--workspace", "ws_nope", "--libraries", "*"); code != 1 || !strings.Contains(errs, "does not exist") {
+		t.Errorf("a key for no workspace: %d %s", code, errs)
+	}
+}
