@@ -23,15 +23,20 @@ import (
 // and when each ran. Requests whose intervals overlap were in flight together:
 // one round trip.
 type countingTransport struct {
-	next  http.RoundTripper
-	n     atomic.Int64
-	mu    sync.Mutex
-	spans [][2]time.Time
+	next http.RoundTripper
+	// latency is added to every request, as a network would: requests issued
+	// together then surely overlap, even when the race detector and a busy
+	// machine delay the goroutines that send them.
+	latency time.Duration
+	n       atomic.Int64
+	mu      sync.Mutex
+	spans   [][2]time.Time
 }
 
 func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	c.n.Add(1)
 	start := time.Now()
+	time.Sleep(c.latency)
 	resp, err := c.next.RoundTrip(r)
 	c.mu.Lock()
 	c.spans = append(c.spans, [2]time.Time{start, time.Now()})
@@ -69,7 +74,7 @@ func TestRoundTripBudgets(t *testing.T) {
 		t.Fatal(err)
 	}
 	tbl := imported(t, d)
-	ct := &countingTransport{next: http.DefaultTransport}
+	ct := &countingTransport{next: http.DefaultTransport, latency: 40 * time.Millisecond}
 	srv := dynalitetest.Start(t)
 	counted := &dynamo.Table{Name: tbl.Name, Client: srv.Client(t, func(o *dynamodb.Options) { o.HTTPClient = &http.Client{Transport: ct} })}
 	svc := service.New(dynamo.NewStore(counted), func() time.Time { return time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC) })
