@@ -45,7 +45,8 @@ type ImportOptions struct {
 	Prune bool
 	// Workers bounds the concurrent write requests (8 when 0).
 	Workers int
-	// Progress, when set, is told how far each phase is.
+	// Progress, when set, is told how far each phase is. Import calls it from
+	// one goroutine at a time, so it needs no locking of its own.
 	Progress func(Progress)
 }
 
@@ -80,6 +81,14 @@ const (
 // unprocessed, and idempotent.
 func (t *Table) Import(ctx context.Context, d *dataset.Data, gen string, opt ImportOptions) (*ImportResult, error) {
 	start := time.Now()
+	if p := opt.Progress; p != nil { // the writers report concurrently: serialise
+		var mu sync.Mutex
+		opt.Progress = func(pr Progress) {
+			mu.Lock()
+			defer mu.Unlock()
+			p(pr)
+		}
+	}
 	res := &ImportResult{Generation: gen, Workspaces: len(d.Workspaces), Libraries: len(d.Libraries),
 		Documents: len(d.Documents), Edges: len(d.Edges), Recordings: len(d.Recordings), Keys: len(d.APIKeys)}
 	mem := memory.New(d)
