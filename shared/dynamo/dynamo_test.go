@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/doclib/doclib/internal/dynalitetest"
+	"github.com/doclib/doclib/internal/fixture"
 	"github.com/doclib/doclib/internal/storetest"
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/dataset"
@@ -41,4 +42,16 @@ func imported(t testing.TB, d *dataset.Data) *dynamo.Table {
 
 func TestStoreSuite(t *testing.T) {
 	storetest.Run(t, func(t testing.TB, d *dataset.Data) doclib.Store { return dynamo.NewStore(imported(t, d)) })
+}
+
+func TestLibraryDocumentIDs(t *testing.T) {
+	d, err := dataset.Validate(fixture.File())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := dynamo.NewStore(imported(t, d))
+	ids, err := s.LibraryDocumentIDs(context.Background(), "lib_a1")
+	if err != nil || len(ids) != 5 || ids[0] != "doc_a1_1" || ids[4] != "doc_a1_5" {
+		t.Errorf("ids %v, %v", ids, err)
+	}
 }

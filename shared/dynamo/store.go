@@ -493,3 +493,18 @@ func (s *Store) SharedRecordings(ctx context.Context, doc *doclib.Document, offs
 	}
 	return out, nil
 }
+
+// LibraryDocumentIDs lists the IDs of a library's documents (its list items,
+// keys only): what an indexer re-indexes when a library changes.
+func (s *Store) LibraryDocumentIDs(ctx context.Context, libraryID string) ([]string, error) {
+	var out []string
+	err := s.t.query(ctx, "list document IDs", &dynamodb.QueryInput{
+		KeyConditionExpression:    aws.String("pk = :pk AND begins_with(sk, :d)"),
+		ExpressionAttributeValues: item{":pk": str(pkLibrary(libraryID)), ":d": str("D#")},
+		ProjectionExpression:      aws.String("sk"),
+	}, func(it item) bool {
+		out = append(out, strings.TrimPrefix(it[attrSK].(*types.AttributeValueMemberS).Value, "D#"))
+		return true
+	})
+	return out, err
+}

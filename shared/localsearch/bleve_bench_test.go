@@ -19,6 +19,7 @@ import (
 	"github.com/doclib/doclib/shared/dataset"
 	"github.com/doclib/doclib/shared/demo"
 	"github.com/doclib/doclib/shared/embed"
+	"github.com/doclib/doclib/shared/search"
 )
 
 // The lexical path side by side with a plain bleve index of the same corpus
@@ -74,7 +75,7 @@ func lexSetup(b *testing.B, docs int) *lexBench {
 		if doc.WorkspaceID != "ws_acme" {
 			continue
 		}
-		body := strings.Join(append(doclib.ContentStrings(doc.Content), labels(doc)...), "\n")
+		body := strings.Join(append(doclib.ContentStrings(doc.Content), search.Labels(doc)...), "\n")
 		if err := batch.Index(doc.ID, map[string]string{"title": doc.Title, "body": body}); err != nil {
 			b.Fatal(err)
 		}

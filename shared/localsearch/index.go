@@ -153,11 +153,15 @@ func Build(ctx context.Context, d *dataset.Data, e search.Embedder, opt Options)
 	perDoc := make([][]uint32, n)
 	x.libRecs = make([][]uint32, len(libIDs))
 	for _, r := range d.Recordings {
-		if !r.Shared || len(r.DocumentIDs) == 0 || individual[docWS[r.DocumentIDs[0]]] {
+		plan := doclib.PlanTeam
+		if len(r.DocumentIDs) > 0 && individual[docWS[r.DocumentIDs[0]]] {
+			plan = doclib.PlanIndividual
+		}
+		if len(r.DocumentIDs) == 0 || !search.Readable(r, plan) {
 			continue // private recordings, and every recording on the Individual plan, never count
 		}
 		ri := uint32(len(recTexts))
-		recTexts = append(recTexts, RecordingText(r))
+		recTexts = append(recTexts, search.RecordingText(r))
 		seenLib := map[uint16]bool{}
 		for _, id := range r.DocumentIDs {
 			o, ok := ordinal[id]
@@ -179,7 +183,7 @@ func Build(ctx context.Context, d *dataset.Data, e search.Embedder, opt Options)
 
 	docTexts := make([]string, n)
 	for i, doc := range ordered {
-		docTexts[i] = DocumentText(doc)
+		docTexts[i] = search.DocumentText(doc)
 	}
 	total := len(docTexts) + len(recTexts)
 	var done progress
@@ -198,49 +202,6 @@ func Build(ctx context.Context, d *dataset.Data, e search.Embedder, opt Options)
 	}
 	slices.SortFunc(x.activity, func(a, b uint32) int { return search.MoreActive(&x.docs[a], &x.docs[b]) })
 	return x, nil
-}
-
-// DocumentText is what a document's vector is made from: the title twice (it
-// says what the document is about), then the content in template order. Labels
-// are left out: tags such as "urgent" or "monthly" say how a document is filed,
-// not what it is about, and measured, they blurred the vectors (docs/search.md).
-func DocumentText(doc *doclib.Document) string {
-	var b strings.Builder
-	b.WriteString(doc.Title)
-	b.WriteString(". ")
-	b.WriteString(doc.Title)
-	for _, s := range doclib.ContentStrings(doc.Content) {
-		b.WriteString(". ")
-		b.WriteString(s)
-	}
-	return b.String()
-}
-
-// labels are a document's category, tags and applications: words a person
-// searches with ("security", "NetSuite") and so part of its text.
-func labels(doc *doclib.Document) []string {
-	out := make([]string, 0, 1+len(doc.Tags)+len(doc.Applications))
-	out = append(out, doc.Category)
-	out = append(out, doc.Tags...)
-	return append(out, doc.Applications...)
-}
-
-// RecordingText is what a recording's vector is made from: its title, questions
-// and answers, and steps.
-func RecordingText(r *doclib.Recording) string {
-	var b strings.Builder
-	b.WriteString(r.Title)
-	for _, q := range r.Questions {
-		b.WriteString(". ")
-		b.WriteString(q.Question)
-		b.WriteString(" ")
-		b.WriteString(q.Response)
-	}
-	for _, s := range r.Steps {
-		b.WriteString(". ")
-		b.WriteString(s)
-	}
-	return b.String()
 }
 
 type progress struct {
@@ -350,7 +311,7 @@ func (x *Index) buildLexical(docs []*doclib.Document, workers int) error {
 				for _, s := range doclib.ContentStrings(docs[i].Content) {
 					body = satAddN(body, count(s, false))
 				}
-				for _, s := range labels(docs[i]) {
+				for _, s := range search.Labels(docs[i]) {
 					body = satAddN(body, count(s, false))
 				}
 				x.bodyLen[i] = body

@@ -1,0 +1,216 @@
+package opensearch
+
+import (
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/doclib/doclib/shared/search"
+)
+
+// Names of the signal clauses: OpenSearch reports them in matched_queries, with
+// the score of each (include_named_queries_score).
+const (
+	nameLexical    = "lexical"
+	nameFuzzy      = "fuzzy"
+	nameSemantic   = "semantic"
+	nameRecordings = "source_recordings"
+)
+
+// fuzzyStrength is the similarity assumed for a fuzzy match in the score: one
+// edit in a five-letter word. OpenSearch does not tell the edit distance of a
+// match, so the embedded engine's measured similarity becomes this constant.
+const fuzzyStrength = 0.8
+
+// maxResultWindow is OpenSearch's default index.max_result_window: from + size
+// may not pass it.
+const maxResultWindow = 10000
+
+// textFields are the analysed text fields, the title weighted as in the
+// embedded engine's BM25F.
+var textFields = []string{fieldTitle + "^3", fieldBody, fieldLabels}
+
+// matchBody is the search that answers Backend.Match in one round trip:
+//
+//   - query: the visible libraries as a filter, and the four signals as should
+//     clauses (at least one must match): the matched set. Each clause is named and
+//     wrapped in a function_score whose script makes its score exactly its share of
+//     search.Rules.Score, so the bool's score is the blended score;
+//   - aggs: the matched set's facets and size, computed before post_filter;
+//   - post_filter: the user's filters, so hits.total is the filtered total;
+//   - sort: score, then id; from/size: the page.
+func matchBody(q *search.Query, terms []string) map[string]any {
+	r := q.Rules
+	var should []any
+	if len(terms) > 0 {
+		lexical := lexicalQuery(terms)
+		should = append(should,
+			scored(named(nameLexical, lexical),
+				"double x = _score / params.n; return params.w * (0.6 + 0.4 * x / (x + params.k));",
+				map[string]any{"w": r.Weights.Lexical, "n": len(terms), "k": r.LexicalSaturation}),
+			scored(named(nameFuzzy, map[string]any{"bool": map[string]any{
+				"must":     fuzzyQueries(terms, r),
+				"must_not": []any{lexical},
+			}}), "return params.w * (0.4 + 0.4 * params.s);", map[string]any{"w": r.Weights.Fuzzy, "s": fuzzyStrength}))
+	}
+	similarity := "double c = 2 * _score - 1; double a = Math.max(0.0, Math.min(1.0, (c - params.t) / (1 - params.t))); return params.w * (0.5 + 0.5 * a);"
+	should = append(should,
+		scored(named(nameSemantic, map[string]any{"knn": map[string]any{fieldVector: map[string]any{
+			"vector":    q.Vector,
+			"min_score": knnScore(r.SemanticThreshold),
+			"filter":    visibleFilter(q.Libraries),
+		}}}), similarity, map[string]any{"w": r.Weights.Semantic, "t": r.SemanticThreshold}),
+		scored(named(nameRecordings, map[string]any{"nested": map[string]any{
+			"path":       fieldRecordings,
+			"score_mode": "max",
+			"query": map[string]any{"knn": map[string]any{fieldRecordingVec: map[string]any{
+				"vector":    q.Vector,
+				"min_score": knnScore(r.RecordingsThreshold),
+			}}},
+		}}), similarity, map[string]any{"w": r.Weights.Recordings, "t": r.RecordingsThreshold}))
+
+	from, size := window(q.Offset, q.Limit)
+	body := map[string]any{
+		"from":             from,
+		"size":             size,
+		"track_total_hits": true,
+		"_source":          []string{fieldID, fieldLibrary, fieldVector},
+		"query": map[string]any{"bool": map[string]any{
+			"filter":               []any{visibleFilter(q.Libraries)},
+			"should":               should,
+			"minimum_should_match": 1,
+		}},
+		"aggs": map[string]any{
+			"categories":   termsAgg(fieldCategory),
+			"tags":         termsAgg(fieldTags),
+			"applications": termsAgg(fieldApplications),
+			"libraries":    termsAgg(fieldLibrary),
+			"matched":      map[string]any{"value_count": map[string]any{"field": fieldID}},
+		},
+		"sort": []any{map[string]any{"_score": "desc"}, map[string]any{fieldID: "asc"}},
+	}
+	if f := userFilters(q.Filter); len(f) > 0 {
+		body["post_filter"] = map[string]any{"bool": map[string]any{"filter": f}}
+	}
+	return body
+}
+
+// mostActiveBody is the fallback: the visible documents that pass f, most
+// active first (recordingCount desc, lastSeen desc, id), and how many.
+func mostActiveBody(q *search.Query, f search.Filter) map[string]any {
+	from, size := window(q.Offset, q.Limit)
+	return map[string]any{
+		"from":             from,
+		"size":             size,
+		"track_total_hits": true,
+		"_source":          []string{fieldID, fieldLibrary, fieldVector},
+		"query": map[string]any{"bool": map[string]any{
+			"filter": append([]any{visibleFilter(q.Libraries)}, userFilters(f)...),
+		}},
+		"sort": []any{
+			map[string]any{fieldRecordingCount: "desc"},
+			map[string]any{fieldLastSeen: "desc"},
+			map[string]any{fieldID: "asc"},
+		},
+	}
+}
+
+// window keeps from + size within the result window: a page past it is empty,
+// with its totals.
+func window(offset, limit int) (int, int) {
+	if offset+limit > maxResultWindow {
+		return 0, 0
+	}
+	return offset, limit
+}
+
+// lexicalQuery matches documents holding every term, in any text field,
+// BM25-scored across the fields (cross_fields blends their statistics, as
+// BM25F does).
+func lexicalQuery(terms []string) map[string]any {
+	return map[string]any{"multi_match": map[string]any{
+		"query":    joinTerms(terms),
+		"type":     "cross_fields",
+		"fields":   textFields,
+		"operator": "and",
+		"analyzer": "whitespace",
+	}}
+}
+
+// fuzzyQueries requires every term within its allowed edits (search.Rules.
+// MaxEdits: none up to 4 letters, 1 from 5, 2 from 10), Levenshtein without
+// transpositions, as the embedded engine counts them.
+func fuzzyQueries(terms []string, r *search.Rules) []any {
+	out := make([]any, len(terms))
+	for i, t := range terms {
+		out[i] = map[string]any{"multi_match": map[string]any{
+			"query":                t,
+			"type":                 "best_fields",
+			"fields":               textFields,
+			"analyzer":             "whitespace",
+			"fuzziness":            strconv.Itoa(r.MaxEdits(utf8.RuneCountInString(t))),
+			"prefix_length":        0,
+			"max_expansions":       50,
+			"fuzzy_transpositions": false,
+		}}
+	}
+	return out
+}
+
+func joinTerms(terms []string) string {
+	s := ""
+	for i, t := range terms {
+		if i > 0 {
+			s += " "
+		}
+		s += t
+	}
+	return s
+}
+
+// named wraps a query in a bool carrying its name: every query type takes a
+// bool's _name, which is not so for knn.
+func named(name string, q map[string]any) map[string]any {
+	return map[string]any{"bool": map[string]any{"must": []any{q}, "_name": name}}
+}
+
+// scored makes a clause's score the script's value of its own score.
+func scored(q map[string]any, script string, params map[string]any) map[string]any {
+	return map[string]any{"function_score": map[string]any{
+		"query": q,
+		"script_score": map[string]any{"script": map[string]any{
+			"lang": "painless", "source": script, "params": params,
+		}},
+		"boost_mode": "replace",
+	}}
+}
+
+// knnScore is the radial min_score for a cosine threshold: OpenSearch scores a
+// cosinesimil match (1 + cosine) / 2.
+func knnScore(cosine float64) float64 { return (1 + cosine) / 2 }
+
+func visibleFilter(libraries []string) map[string]any {
+	return map[string]any{"terms": map[string]any{fieldLibrary: nonNil(libraries)}}
+}
+
+func userFilters(f search.Filter) []any {
+	var out []any
+	for _, c := range []struct{ field, value string }{
+		{fieldLibrary, f.LibraryID}, {fieldCategory, f.Category}, {fieldTags, f.Tag}, {fieldApplications, f.Application},
+	} {
+		if c.value != "" {
+			out = append(out, map[string]any{"term": map[string]any{c.field: c.value}})
+		}
+	}
+	return out
+}
+
+// facetSize bounds each facet's list; docs/search.md says so.
+const facetSize = 1000
+
+func termsAgg(field string) map[string]any {
+	return map[string]any{"terms": map[string]any{
+		"field": field,
+		"size":  facetSize,
+		"order": []any{map[string]any{"_count": "desc"}, map[string]any{"_key": "asc"}},
+	}}
+}

@@ -1,0 +1,105 @@
+package search
+
+import (
+	"context"
+	"strings"
+
+	doclib "github.com/doclib/doclib/shared"
+)
+
+// IndexDoc is what a search backend indexes for one document: the fields that
+// filter, break down and order it, its text for the word matches, and the
+// vectors of the meaning matches. The embedded engine builds the same from a
+// data set; OpenSearch stores it as one index document.
+type IndexDoc struct {
+	Doc
+	WorkspaceID string
+	// Title, Body and Labels are the texts of the word matches: the title, the
+	// content strings in template order, and category, tags and applications.
+	Title  string
+	Body   []string
+	Labels []string
+	// Vector is the embedding of DocumentText.
+	Vector []float32
+	// Recordings are the embeddings of RecordingText of the readable recordings
+	// behind the document (shared, not on the Individual plan).
+	Recordings []RecordingVector
+}
+
+// RecordingVector is one readable recording's embedding.
+type RecordingVector struct {
+	ID     string
+	Vector []float32
+}
+
+// Index is where an indexer puts documents: a search backend's write side.
+// Both calls are idempotent.
+type Index interface {
+	Upsert(ctx context.Context, docs []IndexDoc) error
+	Delete(ctx context.Context, ids []string) error
+}
+
+// DocumentText is what a document's vector is made from, for every backend: the
+// title twice (it says what the document is about), then the content in
+// template order. Labels are left out: tags such as "urgent" say how a document
+// is filed, not what it is about, and measured, they blurred the vectors
+// (docs/search.md).
+func DocumentText(doc *doclib.Document) string {
+	var b strings.Builder
+	b.WriteString(doc.Title)
+	b.WriteString(". ")
+	b.WriteString(doc.Title)
+	for _, s := range doclib.ContentStrings(doc.Content) {
+		b.WriteString(". ")
+		b.WriteString(s)
+	}
+	return b.String()
+}
+
+// RecordingText is what a recording's vector is made from: its title,
+// questions and answers, and steps.
+func RecordingText(r *doclib.Recording) string {
+	var b strings.Builder
+	b.WriteString(r.Title)
+	for _, q := range r.Questions {
+		b.WriteString(". ")
+		b.WriteString(q.Question)
+		b.WriteString(" ")
+		b.WriteString(q.Response)
+	}
+	for _, s := range r.Steps {
+		b.WriteString(". ")
+		b.WriteString(s)
+	}
+	return b.String()
+}
+
+// Labels are a document's category, tags and applications: words a person
+// searches with ("security", "NetSuite"), and so part of its text.
+func Labels(doc *doclib.Document) []string {
+	out := make([]string, 0, 1+len(doc.Tags)+len(doc.Applications))
+	out = append(out, doc.Category)
+	out = append(out, doc.Tags...)
+	return append(out, doc.Applications...)
+}
+
+// Readable reports whether a recording may influence search: shared, in a
+// workspace not on the Individual plan (decisions.md, "Scope and privacy").
+func Readable(r *doclib.Recording, plan doclib.Plan) bool {
+	return r.Shared && plan != doclib.PlanIndividual
+}
+
+// NewIndexDoc assembles what a backend indexes for a document from its
+// readable recordings and their vectors (in the same order as recs).
+func NewIndexDoc(doc *doclib.Document, vector []float32, recs []*doclib.Recording, recVectors [][]float32) IndexDoc {
+	d := IndexDoc{
+		Doc: Doc{ID: doc.ID, LibraryID: doc.LibraryID, Category: doc.Category, Tags: doc.Tags,
+			Applications: doc.Applications, RecordingCount: doc.RecordingCount, LastSeen: doc.LastSeen},
+		WorkspaceID: doc.WorkspaceID, Title: doc.Title, Body: doclib.ContentStrings(doc.Content),
+		Labels: Labels(doc), Vector: vector,
+	}
+	for i, r := range recs {
+		d.Recordings = append(d.Recordings, RecordingVector{ID: r.ID, Vector: recVectors[i]})
+	}
+	return d
+}
