@@ -104,6 +104,10 @@ type Table struct {
 	Timeout time.Duration
 	// Concurrency bounds the parallel requests of one batch (16 when 0).
 	Concurrency int
+	// ConsistentRead makes reads strongly consistent (twice the read cost). The
+	// API reads eventually; the indexer reads consistently, so that a document it
+	// re-reads after a stream record is never the version before it.
+	ConsistentRead bool
 }
 
 func (t *Table) timeout() time.Duration {

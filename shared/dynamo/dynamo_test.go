@@ -55,3 +55,18 @@ func TestLibraryDocumentIDs(t *testing.T) {
 		t.Errorf("ids %v, %v", ids, err)
 	}
 }
+
+// TestConsistentReads: the store works with strongly consistent reads (the
+// indexer's), on the table and its local index.
+func TestConsistentReads(t *testing.T) {
+	d, err := dataset.Validate(fixture.File())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl := imported(t, d)
+	tbl.ConsistentRead = true
+	storetest.Run(t, func(testing.TB, *dataset.Data) doclib.Store { return dynamo.NewStore(tbl) })
+	if _, err := tbl.Import(context.Background(), d, "g2", dynamo.ImportOptions{Prune: true}); err != nil {
+		t.Fatalf("prune reads the global index, which has no consistent reads: %v", err)
+	}
+}

@@ -38,7 +38,8 @@ func str(v string) types.AttributeValue { return &types.AttributeValueMemberS{Va
 func (t *Table) get(ctx context.Context, op, pk, sk string, out any) (bool, error) {
 	ctx, cancel := t.call(ctx)
 	defer cancel()
-	res, err := t.Client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(t.Name), Key: key(pk, sk)})
+	res, err := t.Client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(t.Name), Key: key(pk, sk),
+		ConsistentRead: aws.Bool(t.ConsistentRead)})
 	if err != nil {
 		return false, unavailable(op, err)
 	}
@@ -54,6 +55,9 @@ func (t *Table) get(ctx context.Context, op, pk, sk string, out any) (bool, erro
 // query runs a query to its end (or until each returns false), page by page.
 func (t *Table) query(ctx context.Context, op string, in *dynamodb.QueryInput, each func(item) bool) error {
 	in.TableName = aws.String(t.Name)
+	if t.ConsistentRead && aws.ToString(in.IndexName) != IndexWorkspace { // global indexes read eventually only
+		in.ConsistentRead = aws.Bool(true)
+	}
 	for {
 		cctx, cancel := t.call(ctx)
 		res, err := t.Client.Query(cctx, in)
@@ -285,7 +289,7 @@ func (t *Table) batchGet(ctx context.Context, op string, keys []item) ([]item, e
 	for start := 0; start < len(keys); start += batchGetLimit {
 		chunk := keys[start:min(start+batchGetLimit, len(keys))]
 		g.Go(func() error {
-			pending := map[string]types.KeysAndAttributes{t.Name: {Keys: chunk}}
+			pending := map[string]types.KeysAndAttributes{t.Name: {Keys: chunk, ConsistentRead: aws.Bool(t.ConsistentRead)}}
 			for attempt := 0; len(pending) > 0; attempt++ {
 				if attempt > 0 {
 					if err := backoff(gctx, attempt); err != nil {

@@ -15,6 +15,10 @@ func DefaultRules(embedderID string) Rules {
 	switch {
 	case strings.HasPrefix(embedderID, "hash-"):
 		r.SemanticThreshold, r.RecordingsThreshold = 0.20, 0.45
+	case strings.HasPrefix(embedderID, "bedrock/amazon.titan-embed-text-v2"):
+		// Titan V2, normalised: starting points, to calibrate with the
+		// relevance set on the customer's own data (docs/search.md).
+		r.SemanticThreshold, r.RecordingsThreshold = 0.45, 0.50
 	default:
 		// Sentence-embedding models put paraphrases at about 0.5 to 0.8 and
 		// unrelated texts below 0.3 to 0.4.
