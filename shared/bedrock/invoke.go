@@ -1,0 +1,343 @@
+package bedrock
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"github.com/doclib/doclib/shared/search"
+)
+
+const (
+	jsonType = "application/json"
+	// maxMessageRunes keeps the service's error message readable in a log
+	// line.
+	maxMessageRunes = 200
+	// maxCutLookback is how far back from the limit a cut looks for a
+	// whitespace before it cuts inside a word.
+	maxCutLookback = 200
+)
+
+// titanRequest is the InvokeModel body for Titan Text Embeddings V2.
+type titanRequest struct {
+	InputText  string `json:"inputText"`
+	Dimensions int    `json:"dimensions"`
+	// Normalize is asked for although Embed normalises anyway: it is free,
+	// and keeps the vectors unit length for anyone reading them raw.
+	Normalize bool `json:"normalize"`
+}
+
+// titanResponse is the part of the answer we use; embeddingsByType, sent when
+// the request asks for several types, is ignored. The numbers are json.Number
+// so that a null (which would decode silently as 0 into a float) is caught.
+type titanResponse struct {
+	Embedding           []json.Number `json:"embedding"`
+	InputTextTokenCount int           `json:"inputTextTokenCount"`
+}
+
+// apiError is a failed call described for people: its message names the
+// model, the HTTP status, the error code and what to fix, without the text or
+// the SDK's request dump. It wraps the SDK's error, so that errors.As finds
+// the typed exception.
+type apiError struct {
+	msg string
+	err error
+}
+
+func (a *apiError) Error() string { return a.msg }
+func (a *apiError) Unwrap() error { return a.err }
+
+// embedOne embeds one non-empty text, retrying what may pass on a later call,
+// and returns its unit-length vector.
+func (e *Embedder) embedOne(ctx context.Context, text string) ([]float32, error) {
+	text = cut(text, e.maxInputChars)
+	body, err := json.Marshal(titanRequest{InputText: text, Dimensions: e.dims, Normalize: true})
+	if err != nil {
+		return nil, fmt.Errorf("encode the request: %w", err)
+	}
+	in := &bedrockruntime.InvokeModelInput{
+		ModelId:     aws.String(e.model),
+		Body:        body,
+		ContentType: aws.String(jsonType),
+		Accept:      aws.String(jsonType),
+	}
+	attempts := 0
+	for try := 0; ; try++ {
+		out, err := e.client.InvokeModel(ctx, in)
+		if err == nil {
+			return e.decode(out.Body)
+		}
+		// A caller that gave up is not a provider outage.
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		attempts += sdkAttempts(err)
+		if !retryable(err) {
+			return nil, e.fatal(err, text)
+		}
+		if try >= e.maxRetries {
+			return nil, fmt.Errorf("%w: model %q still throttled or failing after %d attempts: %w",
+				search.ErrEmbedder, e.model, attempts, &apiError{msg: e.describe(err, text), err: err})
+		}
+		if err := e.sleep(ctx, e.backoff(try)); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// sdkAttempts is the number of HTTP attempts the SDK made for one call that
+// failed: its retryer reports them when it gives up, and a call it did not
+// retry made one.
+func sdkAttempts(err error) int {
+	var m *retry.MaxAttemptsError
+	if errors.As(err, &m) && m.Attempt > 0 {
+		return m.Attempt
+	}
+	return 1
+}
+
+// retryable tells the failures another call may cure (throttling, a model
+// still loading or timing out, 5xx answers, timeouts and dropped connections)
+// from those it cannot.
+func retryable(err error) bool {
+	var (
+		throttling  *types.ThrottlingException
+		unavailable *types.ServiceUnavailableException
+		notReady    *types.ModelNotReadyException
+		timeout     *types.ModelTimeoutException
+		internal    *types.InternalServerException
+	)
+	if errors.As(err, &throttling) || errors.As(err, &unavailable) || errors.As(err, &notReady) ||
+		errors.As(err, &timeout) || errors.As(err, &internal) {
+		return true
+	}
+	var api smithy.APIError
+	if errors.As(err, &api) {
+		if _, ok := retry.DefaultThrottleErrorCodes[api.ErrorCode()]; ok {
+			return true
+		}
+	}
+	if status := httpStatus(err); status != 0 {
+		return status == 408 || status == 429 || status >= 500
+	}
+	// No answer at all: the SDK's own judgement of connection errors and
+	// timeouts (and not of a cancelled context, which it rules out).
+	return retry.IsErrorRetryables(retry.DefaultRetryables).IsErrorRetryable(err) == aws.TrueTernary
+}
+
+// httpStatus is the status of the service's answer, or 0 when there was none.
+func httpStatus(err error) int {
+	var re *smithyhttp.ResponseError
+	if errors.As(err, &re) && re.Response != nil && re.Response.Response != nil {
+		return re.Response.StatusCode
+	}
+	return 0
+}
+
+// fatal describes a failure that retrying cannot cure, with the setting or
+// permission to fix.
+func (e *Embedder) fatal(err error, text string) error {
+	desc := e.describe(err, text)
+	var (
+		denied     *types.AccessDeniedException
+		notFound   *types.ResourceNotFoundException
+		validation *types.ValidationException
+		quota      *types.ServiceQuotaExceededException
+		msg        string
+	)
+	switch {
+	case errors.As(err, &denied):
+		msg = fmt.Sprintf("Bedrock denied access to model %q (%s); enable model access for %q in the Bedrock console%s and check that the IAM identity has the permission bedrock:InvokeModel on it",
+			e.model, desc, e.model, e.inRegion())
+	case errors.As(err, &notFound):
+		msg = fmt.Sprintf("model %q not found%s (%s); check the model ID (Config.Model) and the region", e.model, e.inRegion(), desc)
+	case errors.As(err, &validation):
+		msg = fmt.Sprintf("Bedrock rejected the request for model %q (%s)", e.model, desc)
+		if strings.Contains(strings.ToLower(validation.ErrorMessage()), "token") {
+			msg += "; the text has too many tokens for the model (at most 8,192): lower Config.MaxInputChars"
+		}
+	case errors.As(err, &quota):
+		msg = fmt.Sprintf("Bedrock refused model %q over a service quota (%s); check the account's Bedrock quotas%s", e.model, desc, e.inRegion())
+	default:
+		msg = fmt.Sprintf("InvokeModel on model %q failed (%s)", e.model, desc)
+	}
+	return &apiError{msg: msg, err: err}
+}
+
+func (e *Embedder) inRegion() string {
+	if e.region == "" {
+		return ""
+	}
+	return " in region " + e.region
+}
+
+// describe sums up a failed call as "<status> <code>: <message>, request ID
+// <id>", or the SDK's own words when no answer came. The text is cut out of
+// the service's message, in case it quotes the input.
+func (e *Embedder) describe(err error, text string) string {
+	var b strings.Builder
+	var api smithy.APIError
+	if !errors.As(err, &api) {
+		// No error code: a dropped connection, a timeout, an answer that
+		// did not parse.
+		if status := httpStatus(err); status != 0 {
+			fmt.Fprintf(&b, "HTTP %d: ", status)
+		}
+		var send *smithyhttp.RequestSendError
+		if errors.As(err, &send) {
+			b.WriteString("no answer: ")
+		}
+		b.WriteString(clean(cause(err).Error(), text))
+		return b.String()
+	}
+	if status := httpStatus(err); status != 0 {
+		fmt.Fprintf(&b, "%d ", status)
+	}
+	b.WriteString(api.ErrorCode())
+	if msg := clean(api.ErrorMessage(), text); msg != "" {
+		b.WriteString(": ")
+		b.WriteString(msg)
+	}
+	var re *awshttp.ResponseError
+	if errors.As(err, &re) && re.ServiceRequestID() != "" {
+		b.WriteString(", request ID ")
+		b.WriteString(re.ServiceRequestID())
+	}
+	return b.String()
+}
+
+// cause strips the SDK's wrappers (operation, attempts, response), whose
+// words add nothing to a message that names the model and the attempts.
+func cause(err error) error {
+	var send *smithyhttp.RequestSendError
+	if errors.As(err, &send) && send.Err != nil {
+		return send.Err
+	}
+	var resp *smithyhttp.ResponseError
+	if errors.As(err, &resp) && resp.Err != nil {
+		return resp.Err
+	}
+	var attempts *retry.MaxAttemptsError
+	if errors.As(err, &attempts) && attempts.Err != nil {
+		return attempts.Err
+	}
+	var op *smithy.OperationError
+	if errors.As(err, &op) && op.Err != nil {
+		return op.Err
+	}
+	return err
+}
+
+// clean makes a message fit one log line and removes the text it may quote.
+func clean(msg, text string) string {
+	if !utf8.ValidString(msg) {
+		msg = strings.ToValidUTF8(msg, "?")
+	}
+	if len(text) >= 8 {
+		msg = strings.ReplaceAll(msg, text, "[the text]")
+	}
+	msg = strings.Join(strings.Fields(msg), " ")
+	if utf8.RuneCountInString(msg) > maxMessageRunes {
+		r := []rune(msg)
+		msg = string(r[:maxMessageRunes]) + "…"
+	}
+	return msg
+}
+
+// decode parses and checks a successful answer and returns its vector,
+// normalised.
+func (e *Embedder) decode(data []byte) ([]float32, error) {
+	var resp titanResponse
+	if err := json.Unmarshal(data, &resp); err != nil {
+		if !json.Valid(data) {
+			return nil, fmt.Errorf("the answer of model %q is not JSON; is it a Titan Text Embeddings V2 model?", e.model)
+		}
+		return nil, fmt.Errorf("the answer of model %q is not a Titan embedding: %w", e.model, err)
+	}
+	if len(resp.Embedding) == 0 {
+		return nil, fmt.Errorf("the answer of model %q holds no embedding; is it a Titan Text Embeddings V2 model?", e.model)
+	}
+	if len(resp.Embedding) != e.dims {
+		return nil, fmt.Errorf("model %q returned a vector of %d dimensions, want %d (Config.Dimensions)", e.model, len(resp.Embedding), e.dims)
+	}
+	v := make([]float32, len(resp.Embedding))
+	for j, num := range resp.Embedding {
+		f, err := strconv.ParseFloat(string(num), 32)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			shown := string(num)
+			if shown == "" {
+				shown = "null"
+			}
+			return nil, fmt.Errorf("the embedding of model %q holds %s at %d, not a finite number", e.model, shown, j)
+		}
+		v[j] = float32(f)
+	}
+	if err := search.CheckVectors([][]float32{v}, 1, e.dims); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// cut shortens text to at most limit characters, counted in UTF-16 code units
+// (a rune outside the Basic Multilingual Plane counts two), never splitting a
+// rune. It prefers to end at a whitespace within maxCutLookback characters
+// (a tenth of the limit for small limits) of the limit, so that the model does
+// not see half a word.
+func cut(text string, limit int) string {
+	if len(text) <= limit {
+		return text // no more runes, nor UTF-16 units, than bytes
+	}
+	n, end := 0, -1
+	for i, r := range text {
+		w := utf16Len(r)
+		if n+w > limit {
+			end = i
+			break
+		}
+		n += w
+	}
+	if end < 0 {
+		return text
+	}
+	head := text[:end]
+	if r, _ := utf8.DecodeRuneInString(text[end:]); unicode.IsSpace(r) {
+		// The limit falls between words already.
+		if t := strings.TrimRightFunc(head, unicode.IsSpace); t != "" {
+			return t
+		}
+		return head
+	}
+	lookback := min(maxCutLookback, limit/10)
+	for i, k := len(head), 0; i > 0 && k < lookback; k++ {
+		r, size := utf8.DecodeLastRuneInString(head[:i])
+		if unicode.IsSpace(r) {
+			if t := strings.TrimRightFunc(head[:i], unicode.IsSpace); t != "" {
+				return t
+			}
+			break
+		}
+		i -= size
+	}
+	return head
+}
+
+func utf16Len(r rune) int {
+	if r > 0xFFFF && r <= utf8.MaxRune {
+		return 2
+	}
+	return 1
+}
