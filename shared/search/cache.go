@@ -35,6 +35,11 @@ func (c *CachedEmbedder) EmbedQuery(ctx context.Context, text string) ([]float32
 		return v, nil
 	}
 	v, err, _ := c.group.Do(text, func() (any, error) {
+		// A call for the same text may have finished between the miss above
+		// and this one starting.
+		if v, ok := c.cache.Get(text); ok {
+			return v, nil
+		}
 		vs, err := c.Embedder.Embed(ctx, []string{text})
 		if err != nil {
 			return nil, err
