@@ -31,6 +31,10 @@ type Config struct {
 	Alias string
 	// Dimensions of the embedder's vectors: the index's knn_vector size.
 	Dimensions int
+	// Embedder is the ID of the embedder of the vectors written and searched
+	// (search.Embedder.ID). An index records it when created; EnsureIndex
+	// refuses an index built with another.
+	Embedder string
 	// Username and Password for HTTP basic authentication (self-managed clusters).
 	Username, Password string
 	// AWSService signs requests with SigV4 for a managed domain ("es") or a
@@ -48,6 +52,7 @@ type Backend struct {
 	client   *opensearchgo.Client
 	alias    string
 	dims     int
+	embedder string
 	analyzer *analysis.Analyzer
 }
 
@@ -99,7 +104,7 @@ func New(cfg Config) (*Backend, error) {
 	if alias == "" {
 		alias = DefaultAlias
 	}
-	return &Backend{client: c, alias: alias, dims: cfg.Dimensions, analyzer: analysis.New()}, nil
+	return &Backend{client: c, alias: alias, dims: cfg.Dimensions, embedder: cfg.Embedder, analyzer: analysis.New()}, nil
 }
 
 // Alias is the name the backend searches and writes.

@@ -104,20 +104,46 @@ func (b *Backend) bulk(ctx context.Context, body []byte, params url.Values, dele
 	return err
 }
 
+// ErrIncompatible says the index behind the alias was built for another
+// embedder or an older mapping: its vectors cannot be compared with this
+// program's. A reindex cures it.
+var ErrIncompatible = errors.New("the index is incompatible; rebuild it with a reindex")
+
 // EnsureIndex creates an index behind the alias unless the alias exists, and
-// reports whether it created one (then it is empty: load it with Reindex).
+// reports whether it created one (then it is empty: load it with Reindex). An
+// existing index must have been built for this backend's embedder and mapping
+// version, or the error wraps ErrIncompatible.
 func (b *Backend) EnsureIndex(ctx context.Context) (bool, error) {
-	err := b.do(ctx, http.MethodHead, "/_alias/"+b.alias, nil, nil, nil)
+	var mappings map[string]struct {
+		Mappings struct {
+			Meta struct {
+				Embedder string `json:"embedder"`
+				Schema   int    `json:"schema"`
+			} `json:"_meta"`
+		} `json:"mappings"`
+	}
+	err := b.do(ctx, http.MethodGet, "/"+b.alias+"/_mapping", nil, nil, &mappings)
 	var se *StatusError
 	switch {
 	case err == nil:
+		for name, m := range mappings {
+			meta := m.Mappings.Meta
+			if meta.Schema != schemaVersion {
+				return false, fmt.Errorf("opensearch: index %s has mapping version %d, this program writes version %d: %w",
+					name, meta.Schema, schemaVersion, ErrIncompatible)
+			}
+			if b.embedder != "" && meta.Embedder != b.embedder {
+				return false, fmt.Errorf("opensearch: index %s holds vectors of embedder %q, this program embeds with %q: %w",
+					name, meta.Embedder, b.embedder, ErrIncompatible)
+			}
+		}
 		return false, nil
 	case errors.As(err, &se) && se.Status == http.StatusNotFound:
 	default:
 		return false, err
 	}
 	name := b.versionedName(time.Now())
-	if err := b.do(ctx, http.MethodPut, "/"+name, nil, mustJSON(Mapping(b.dims)), nil); err != nil {
+	if err := b.do(ctx, http.MethodPut, "/"+name, nil, mustJSON(Mapping(b.dims, b.embedder)), nil); err != nil {
 		return false, fmt.Errorf("opensearch: create index %s: %w", name, err)
 	}
 	return true, b.do(ctx, http.MethodPost, "/_aliases", nil, mustJSON(map[string]any{"actions": []any{
@@ -141,7 +167,7 @@ type ReindexProgress struct {
 // yield with each batch of documents; total is their number, for progress.
 func (b *Backend) Reindex(ctx context.Context, total int, docs func(yield func([]search.IndexDoc) error) error, progress func(ReindexProgress)) (string, error) {
 	name := b.versionedName(time.Now())
-	if err := b.do(ctx, http.MethodPut, "/"+name, nil, mustJSON(Mapping(b.dims)), nil); err != nil {
+	if err := b.do(ctx, http.MethodPut, "/"+name, nil, mustJSON(Mapping(b.dims, b.embedder)), nil); err != nil {
 		return "", fmt.Errorf("opensearch: create index %s: %w", name, err)
 	}
 	done := 0

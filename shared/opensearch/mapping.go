@@ -57,9 +57,18 @@ const (
 	hnswEfConstruction = 128
 )
 
+// The index's _meta: the embedder of its vectors and the version of this
+// mapping (raised when a change needs a reindex).
+const (
+	metaEmbedder  = "embedder"
+	metaSchema    = "schema"
+	schemaVersion = 1
+)
+
 // Mapping returns the body that creates an index for vectors of dims
-// dimensions.
-func Mapping(dims int) map[string]any {
+// dimensions made by the embedder with the given ID, which the index records
+// in its _meta so that no program searches it with another embedder's vectors.
+func Mapping(dims int, embedder string) map[string]any {
 	vector := func() map[string]any {
 		return map[string]any{
 			"type":       "knn_vector",
@@ -80,6 +89,7 @@ func Mapping(dims int) map[string]any {
 		},
 		"mappings": map[string]any{
 			"dynamic": "strict",
+			"_meta":   map[string]any{metaEmbedder: embedder, metaSchema: schemaVersion},
 			"_source": map[string]any{"excludes": []string{fieldRecordings}},
 			"properties": map[string]any{
 				fieldID:             keyword,

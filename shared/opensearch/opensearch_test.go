@@ -50,7 +50,9 @@ func golden(t *testing.T, name string, v any) {
 }
 
 func rules() *search.Rules {
+	// Fixed thresholds, so that tuning a default changes no golden file.
 	r := search.DefaultRules("bedrock/amazon.titan-embed-text-v2:0/1024")
+	r.SemanticThreshold, r.RecordingsThreshold = 0.55, 0.6
 	return &r
 }
 
@@ -59,7 +61,9 @@ func query(text string, f search.Filter, offset, limit int) *search.Query {
 		Filter: f, Offset: offset, Limit: limit, Rules: rules()}
 }
 
-func TestMappingGolden(t *testing.T) { golden(t, "mapping-1024.json", Mapping(1024)) }
+func TestMappingGolden(t *testing.T) {
+	golden(t, "mapping-1024.json", Mapping(1024, "bedrock/amazon.titan-embed-text-v2:0/1024"))
+}
 
 func TestQueryBodiesGolden(t *testing.T) {
 	b := &Backend{}
@@ -225,7 +229,7 @@ func fakeCluster(t *testing.T, answer func(r *http.Request, body []byte) (int, s
 	c := &cluster{answer: answer}
 	srv := httptest.NewServer(http.HandlerFunc(c.serve))
 	t.Cleanup(srv.Close)
-	b, err := New(Config{URL: srv.URL, Dimensions: 4, Timeout: 5 * time.Second})
+	b, err := New(Config{URL: srv.URL, Dimensions: 4, Embedder: "test/4", Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,6 +351,48 @@ func TestReindexSwapsTheAlias(t *testing.T) {
 	}
 	if len(seen) != 2 || seen[1].Done != 2 || seen[1].Total != 2 {
 		t.Errorf("progress %v", seen)
+	}
+}
+
+func TestEnsureIndex(t *testing.T) {
+	existing := ""
+	b, c := fakeCluster(t, func(r *http.Request, body []byte) (int, string) {
+		if r.Method == "GET" && r.URL.Path == "/doclib-documents/_mapping" {
+			if existing == "" {
+				return 404, `{"error":{"type":"index_not_found_exception"},"status":404}`
+			}
+			return 200, existing
+		}
+		return 200, `{"acknowledged":true}`
+	})
+	ctx := context.Background()
+	created, err := b.EnsureIndex(ctx)
+	if err != nil || !created {
+		t.Fatalf("no index: created %v, error %v", created, err)
+	}
+	if len(c.requests) != 3 || !strings.HasPrefix(c.requests[1], "PUT /doclib-documents-") ||
+		!strings.Contains(c.requests[1], `"_meta":{"embedder":"test/4","schema":1}`) ||
+		!strings.Contains(c.requests[2], `"add":{"alias":"doclib-documents"`) {
+		t.Fatalf("requests %q", c.requests)
+	}
+	for _, tc := range []struct {
+		meta string
+		ok   bool
+	}{
+		{`{"embedder":"test/4","schema":1}`, true},
+		{`{"embedder":"hash-v1/256","schema":1}`, false},
+		{`{"embedder":"test/4","schema":0}`, false},
+		{`{}`, false},
+	} {
+		existing = `{"doclib-documents-1":{"mappings":{"_meta":` + tc.meta + `,"properties":{}}}}`
+		c.requests = nil
+		created, err := b.EnsureIndex(ctx)
+		if created || len(c.requests) != 1 {
+			t.Errorf("%s: created %v after %q", tc.meta, created, c.requests)
+		}
+		if tc.ok != (err == nil) || err != nil && !errors.Is(err, ErrIncompatible) {
+			t.Errorf("%s: error %v", tc.meta, err)
+		}
 	}
 }
 
