@@ -231,6 +231,17 @@ func (b *Backend) Refresh(ctx context.Context) error {
 	return b.do(ctx, http.MethodPost, "/"+b.alias+"/_refresh", nil, nil, nil)
 }
 
+// ReindexData rebuilds the index from a data set embedded with e (see
+// Reindex), reporting progress in documents.
+func (b *Backend) ReindexData(ctx context.Context, d *dataset.Data, e search.Embedder, progress func(ReindexProgress)) (string, error) {
+	if b.embedder != "" && e.ID() != b.embedder {
+		return "", fmt.Errorf("opensearch: the backend is for embedder %q, not %q", b.embedder, e.ID())
+	}
+	return b.Reindex(ctx, len(d.Documents), func(yield func([]search.IndexDoc) error) error {
+		return DocsFromData(ctx, d, e, 0, yield)
+	}, progress)
+}
+
 // DocsFromData builds the index documents of a data set with an embedder, in
 // batches: what a reindex loads. Readable recordings only (search.Readable).
 func DocsFromData(ctx context.Context, d *dataset.Data, e search.Embedder, batch int, yield func([]search.IndexDoc) error) error {

@@ -16,10 +16,13 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/doclib/doclib/internal/fixture"
 	doclib "github.com/doclib/doclib/shared"
+	"github.com/doclib/doclib/shared/dataset"
 	"github.com/doclib/doclib/shared/search"
 )
 
@@ -354,6 +357,22 @@ func TestReindexSwapsTheAlias(t *testing.T) {
 	}
 }
 
+func TestFailedReindexLeavesTheOldIndex(t *testing.T) {
+	b, c := fakeCluster(t, func(r *http.Request, body []byte) (int, string) {
+		return 200, `{"acknowledged":true}`
+	})
+	_, err := b.Reindex(context.Background(), 1, func(yield func([]search.IndexDoc) error) error {
+		return errors.New("embedder down")
+	}, nil)
+	if err == nil || !strings.Contains(err.Error(), "embedder down") {
+		t.Fatalf("error %v", err)
+	}
+	if len(c.requests) != 2 || !strings.HasPrefix(c.requests[0], "PUT /doclib-documents-") ||
+		!strings.HasPrefix(c.requests[1], "DELETE "+strings.Fields(c.requests[0])[1]+" ") {
+		t.Errorf("requests %q: want the new index created, then deleted, and the alias untouched", c.requests)
+	}
+}
+
 func TestEnsureIndex(t *testing.T) {
 	existing := ""
 	b, c := fakeCluster(t, func(r *http.Request, body []byte) (int, string) {
@@ -395,6 +414,48 @@ func TestEnsureIndex(t *testing.T) {
 		}
 	}
 }
+
+func TestReindexData(t *testing.T) {
+	d, err := dataset.Validate(fixture.File())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bulkLines atomic.Int32
+	b, _ := fakeCluster(t, func(r *http.Request, body []byte) (int, string) {
+		switch {
+		case r.Method == "GET":
+			return 404, `{}`
+		case strings.HasSuffix(r.URL.Path, "/_bulk"):
+			bulkLines.Add(int32(bytes.Count(body, []byte("\n"))))
+			return 200, `{"errors":false,"items":[]}`
+		}
+		return 200, `{"acknowledged":true}`
+	})
+	e := fixedEmbedder{id: "test/4"}
+	var last ReindexProgress
+	if _, err := b.ReindexData(context.Background(), d, e, func(p ReindexProgress) { last = p }); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(d.Documents); int(bulkLines.Load()) != 2*n || last.Done != n || last.Total != n {
+		t.Errorf("%d bulk lines and progress %+v for %d documents", bulkLines.Load(), last, n)
+	}
+	if _, err := b.ReindexData(context.Background(), d, fixedEmbedder{id: "other/4"}, nil); err == nil {
+		t.Error("a reindex with another embedder's vectors was accepted")
+	}
+}
+
+// fixedEmbedder gives every text the same unit vector.
+type fixedEmbedder struct{ id string }
+
+func (f fixedEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i := range out {
+		out[i] = []float32{1, 0, 0, 0}
+	}
+	return out, nil
+}
+func (f fixedEmbedder) Dimensions() int { return 4 }
+func (f fixedEmbedder) ID() string      { return f.id }
 
 func TestConfig(t *testing.T) {
 	for _, c := range []Config{{URL: "localhost:9200", Dimensions: 4}, {URL: "https://x", Dimensions: 0}, {URL: "https://x", Dimensions: 4, AWSService: "s3"}, {URL: "https://x", Dimensions: 4, AWSService: "es"}} {

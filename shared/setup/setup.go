@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -18,6 +19,21 @@ import (
 	"github.com/doclib/doclib/shared/opensearch"
 	"github.com/doclib/doclib/shared/search"
 )
+
+// FlagSet is what both the standard library's flag.FlagSet and cobra's
+// pflag.FlagSet offer, so that every program declares these settings the same
+// way.
+type FlagSet interface {
+	StringVar(p *string, name, value, usage string)
+	IntVar(p *int, name string, value int, usage string)
+}
+
+func envOr(getenv func(string) string, key, def string) string {
+	if v := getenv(key); v != "" {
+		return v
+	}
+	return def
+}
 
 // Embedder chooses the embedder of the meaning matches.
 type Embedder struct {
@@ -36,21 +52,47 @@ type Embedder struct {
 // Kinds of embedder.
 var EmbedderKinds = []string{"hash", "openai", "bedrock"}
 
+// Flags declares the embedder's flags, with defaults from the environment. The
+// API key is read from DOCLIB_EMBED_API_KEY only, never from a flag (flags show
+// in process lists).
+func (e *Embedder) Flags(fs FlagSet, getenv func(string) string) {
+	fs.StringVar(&e.Kind, "embedder", envOr(getenv, "DOCLIB_EMBEDDER", "hash"),
+		"`NAME` of the embedder of the meaning matches: hash (offline, built in), openai (any OpenAI-compatible embeddings server) or bedrock (Titan Text Embeddings V2; AWS settings from the standard AWS variables) (env DOCLIB_EMBEDDER)")
+	fs.StringVar(&e.URL, "embed-url", getenv("DOCLIB_EMBED_URL"),
+		"base `URL` of the OpenAI-compatible server, e.g. http://localhost:11434/v1 for Ollama (env DOCLIB_EMBED_URL)")
+	fs.StringVar(&e.Model, "embed-model", getenv("DOCLIB_EMBED_MODEL"),
+		"embedding `MODEL`, e.g. nomic-embed-text; for bedrock, amazon.titan-embed-text-v2:0 when empty (env DOCLIB_EMBED_MODEL); an API key, if any, comes from DOCLIB_EMBED_API_KEY only")
+	fs.IntVar(&e.Dimensions, "embed-dimensions", 0,
+		"ask the model for `N` dimensions (bedrock: 256, 512 or 1024; OpenAI text-embedding-3 models); 0 takes the model's default")
+	e.APIKey = getenv("DOCLIB_EMBED_API_KEY")
+}
+
+// Validate checks the settings without building anything.
+func (e Embedder) Validate() error {
+	switch {
+	case !slices.Contains(EmbedderKinds, e.Kind) && e.Kind != "":
+		return fmt.Errorf("the embedder is one of %s, not %q", strings.Join(EmbedderKinds, ", "), e.Kind)
+	case e.Kind == "openai" && (e.URL == "" || e.Model == ""):
+		return errors.New("the openai embedder needs a URL and a model, e.g. --embed-url http://localhost:11434/v1 --embed-model nomic-embed-text")
+	case e.Dimensions < 0:
+		return errors.New("the embedding dimensions must be 0 (the model's default) or more")
+	}
+	return nil
+}
+
 // Build makes the embedder, once per process.
 func (e Embedder) Build(ctx context.Context) (search.Embedder, error) {
+	if err := e.Validate(); err != nil {
+		return nil, err
+	}
 	switch e.Kind {
-	case "", "hash":
-		return embed.NewHashing(0, nil)
 	case "openai":
-		if e.URL == "" || e.Model == "" {
-			return nil, errors.New("the openai embedder needs a URL and a model, e.g. http://localhost:11434/v1 and nomic-embed-text")
-		}
 		return openai.New(ctx, openai.Config{BaseURL: e.URL, Model: e.Model, APIKey: e.APIKey,
 			Dimensions: e.Dimensions, RequestDimensions: e.Dimensions > 0})
 	case "bedrock":
 		return bedrock.NewFromAWS(ctx, e.Region, bedrock.Config{Model: e.Model, Dimensions: e.Dimensions})
 	}
-	return nil, fmt.Errorf("the embedder is one of %s, not %q", strings.Join(EmbedderKinds, ", "), e.Kind)
+	return embed.NewHashing(0, nil)
 }
 
 // Rules returns the embedder's default rules with the given overrides (0 keeps
@@ -76,13 +118,37 @@ type OpenSearch struct {
 	Username, Password string
 }
 
-// Build makes the OpenSearch backend for vectors of dims dimensions.
-func (o OpenSearch) Build(ctx context.Context, dims int) (*opensearch.Backend, error) {
-	if o.URL == "" {
-		return nil, errors.New("OpenSearch needs its URL, e.g. https://localhost:9200")
+// Flags declares the cluster's flags, with defaults from the environment; the
+// basic-authentication user and password come from DOCLIB_OPENSEARCH_USER and
+// DOCLIB_OPENSEARCH_PASSWORD only.
+func (o *OpenSearch) Flags(fs FlagSet, getenv func(string) string) {
+	fs.StringVar(&o.URL, "opensearch-url", getenv("DOCLIB_OPENSEARCH_URL"),
+		"`URL` of the OpenSearch cluster, e.g. https://localhost:9200 (env DOCLIB_OPENSEARCH_URL)")
+	fs.StringVar(&o.Alias, "opensearch-alias", envOr(getenv, "DOCLIB_OPENSEARCH_ALIAS", opensearch.DefaultAlias),
+		"index alias `NAME` searched and written; a reindex swaps a new index in behind it (env DOCLIB_OPENSEARCH_ALIAS)")
+	fs.StringVar(&o.AWSService, "opensearch-aws-service", getenv("DOCLIB_OPENSEARCH_AWS_SERVICE"),
+		"sign requests with AWS SigV4 (`SERVICE`) for a managed domain (es) or a serverless collection (aoss); empty for basic or no authentication (env DOCLIB_OPENSEARCH_AWS_SERVICE)")
+	o.Username, o.Password = getenv("DOCLIB_OPENSEARCH_USER"), getenv("DOCLIB_OPENSEARCH_PASSWORD")
+}
+
+// Validate checks the settings without building anything.
+func (o OpenSearch) Validate() error {
+	switch {
+	case o.URL == "":
+		return errors.New("OpenSearch needs its URL: give --opensearch-url, e.g. https://localhost:9200, or set DOCLIB_OPENSEARCH_URL")
+	case o.AWSService != "" && o.AWSService != "es" && o.AWSService != "aoss":
+		return fmt.Errorf("the OpenSearch AWS service is es (a managed domain) or aoss (serverless), not %q", o.AWSService)
 	}
-	cfg := opensearch.Config{URL: o.URL, Alias: o.Alias, Dimensions: dims, Username: o.Username, Password: o.Password,
-		AWSService: o.AWSService}
+	return nil
+}
+
+// Build makes the OpenSearch backend for the vectors of e.
+func (o OpenSearch) Build(ctx context.Context, e search.Embedder) (*opensearch.Backend, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	cfg := opensearch.Config{URL: o.URL, Alias: o.Alias, Dimensions: e.Dimensions(), Embedder: e.ID(),
+		Username: o.Username, Password: o.Password, AWSService: o.AWSService}
 	if o.AWSService != "" {
 		ac, err := config.LoadDefaultConfig(ctx)
 		if err != nil {
