@@ -21,13 +21,13 @@ import (
 	"github.com/doclib/doclib/shared/dataset"
 	"github.com/doclib/doclib/shared/demo"
 	"github.com/doclib/doclib/shared/dynamo"
-	"github.com/doclib/doclib/shared/embed"
 	"github.com/doclib/doclib/shared/httpapi"
 	"github.com/doclib/doclib/shared/localsearch"
 	"github.com/doclib/doclib/shared/memory"
-	"github.com/doclib/doclib/shared/openai"
+	"github.com/doclib/doclib/shared/opensearch"
 	"github.com/doclib/doclib/shared/search"
 	"github.com/doclib/doclib/shared/service"
+	"github.com/doclib/doclib/shared/setup"
 )
 
 func main() {
@@ -59,6 +59,12 @@ Examples:
   go run ./cmd/doclib-server --data my-data.json
   AWS_REGION=us-east-1 AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:8000 \
     go run ./cmd/doclib-server --store dynamodb --table doclib
+  go run ./cmd/doclib-server --search opensearch --opensearch-url http://localhost:9200
+
+Search runs on an embedded engine built at start, or on OpenSearch (--search
+opensearch). With OpenSearch, the index is rebuilt from the served data at
+start when it does not exist, when --reindex is given, and always for --store
+memory (an in-memory data set lives only in this process).
 
 Flags:
 `
@@ -68,11 +74,10 @@ type config struct {
 	data                string
 	store               string
 	table               string
-	embedder            string
-	embedURL            string
-	embedModel          string
-	embedDimensions     int
-	embedAPIKey         string
+	search              string
+	embedder            setup.Embedder
+	opensearch          setup.OpenSearch
+	reindex             bool
 	semanticThreshold   float64
 	recordingsThreshold float64
 	addr                string
@@ -111,10 +116,10 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.DurationVar(&c.window, "rate-window", httpapi.DefaultWindow, "length of a rate-limit window")
 	fs.BoolVar(&c.noLimits, "no-rate-limits", false, "serve without rate limits (for load tests)")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log format: text or json")
-	fs.StringVar(&c.embedder, "embedder", envOr(getenv, "DOCLIB_EMBEDDER", "hash"), "`NAME` of the embedder for the meaning matches: hash (offline, built in) or openai (any OpenAI-compatible embeddings server) (env DOCLIB_EMBEDDER)")
-	fs.StringVar(&c.embedURL, "embed-url", getenv("DOCLIB_EMBED_URL"), "base `URL` of the OpenAI-compatible server, e.g. http://localhost:11434/v1 for Ollama (env DOCLIB_EMBED_URL)")
-	fs.StringVar(&c.embedModel, "embed-model", getenv("DOCLIB_EMBED_MODEL"), "embedding `MODEL` name, e.g. nomic-embed-text (env DOCLIB_EMBED_MODEL); its API key, if any, comes from DOCLIB_EMBED_API_KEY only")
-	fs.IntVar(&c.embedDimensions, "embed-dimensions", 0, "ask the model for `N` dimensions (OpenAI text-embedding-3 models); 0 takes the model's own")
+	fs.StringVar(&c.search, "search", envOr(getenv, "DOCLIB_SEARCH", "embedded"), "`KIND` of search backend: embedded (an index built in memory at start) or opensearch (env DOCLIB_SEARCH)")
+	c.embedder.Flags(fs, getenv)
+	c.opensearch.Flags(fs, getenv)
+	fs.BoolVar(&c.reindex, "reindex", false, "with --search opensearch and --store dynamodb, rebuild the index from the table at start")
 	fs.Float64Var(&c.semanticThreshold, "semantic-threshold", 0, "cosine at or above which the semantic signal fires (default: the embedder's, see docs/search.md)")
 	fs.Float64Var(&c.recordingsThreshold, "recordings-threshold", 0, "cosine at or above which source_recordings fires (default: the embedder's)")
 	if err := fs.Parse(args); err != nil {
@@ -138,14 +143,19 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		return c, usageError{errors.New("--store dynamodb needs --table NAME (and AWS_REGION; AWS_ENDPOINT_URL_DYNAMODB for a local DynamoDB)")}
 	case c.store == "dynamodb" && c.data != "":
 		return c, usageError{errors.New("--data is for --store memory; a DynamoDB table is loaded with doclib-admin import")}
-	case c.embedder != "hash" && c.embedder != "openai":
-		return c, usageError{fmt.Errorf("--embedder must be hash or openai, not %q", c.embedder)}
-	case c.embedder == "openai" && (c.embedURL == "" || c.embedModel == ""):
-		return c, usageError{errors.New("--embedder openai needs --embed-url and --embed-model, e.g. --embed-url http://localhost:11434/v1 --embed-model nomic-embed-text")}
-	case c.embedDimensions < 0:
-		return c, usageError{errors.New("--embed-dimensions must be 0 or more")}
+	case c.search != "embedded" && c.search != "opensearch":
+		return c, usageError{fmt.Errorf("--search must be embedded or opensearch, not %q", c.search)}
+	case c.reindex && c.search != "opensearch":
+		return c, usageError{errors.New("--reindex is for --search opensearch; the embedded index is always built at start")}
 	}
-	c.embedAPIKey = getenv("DOCLIB_EMBED_API_KEY")
+	if err := c.embedder.Validate(); err != nil {
+		return c, usageError{err}
+	}
+	if c.search == "opensearch" {
+		if err := c.opensearch.Validate(); err != nil {
+			return c, usageError{err}
+		}
+	}
 	return c, nil
 }
 
@@ -265,47 +275,78 @@ func printBanner(w io.Writer, base, source string, d *dataset.Data, loaded time.
 	fmt.Fprintln(w, "\nPress Ctrl-C to stop.")
 }
 
-// newSearcher builds the embedded search index of data and its searcher.
+// newSearcher builds the search backend and its searcher: the embedded index
+// of data, or OpenSearch (loaded from data when needed).
 func newSearcher(ctx context.Context, c config, data *dataset.Data, stdout io.Writer) (*search.Searcher, error) {
-	var embedder search.Embedder
-	switch c.embedder {
-	case "openai":
-		oe, err := openai.New(ctx, openai.Config{BaseURL: c.embedURL, Model: c.embedModel, APIKey: c.embedAPIKey,
-			Dimensions: c.embedDimensions, RequestDimensions: c.embedDimensions > 0})
-		if err != nil {
-			return nil, fmt.Errorf("embedder: %w", err)
-		}
-		embedder = oe
-	default:
-		h, err := embed.NewHashing(0, nil)
-		if err != nil {
-			return nil, err
-		}
-		embedder = h
+	embedder, err := c.embedder.Build(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("embedder: %w", err)
 	}
-	rules := search.DefaultRules(embedder.ID())
-	if c.semanticThreshold != 0 {
-		rules.SemanticThreshold = c.semanticThreshold
-	}
-	if c.recordingsThreshold != 0 {
-		rules.RecordingsThreshold = c.recordingsThreshold
-	}
-	if err := rules.Validate(); err != nil {
+	rules, err := setup.Rules(embedder.ID(), c.semanticThreshold, c.recordingsThreshold)
+	if err != nil {
 		return nil, usageError{err}
 	}
 	start := time.Now()
 	last := start
-	idx, err := localsearch.Build(ctx, data, embedder, localsearch.Options{Progress: func(done, total int) {
+	report := func(done, total int) {
 		if now := time.Now(); now.Sub(last) >= 5*time.Second || done == total && now.Sub(start) >= 5*time.Second {
 			last = now
-			fmt.Fprintf(stdout, "Indexing for search: %d of %d texts embedded (%d%%)\n", done, total, 100*done/max(total, 1))
+			fmt.Fprintf(stdout, "Indexing for search: %d of %d embedded (%d%%)\n", done, total, 100*done/max(total, 1))
 		}
-	}})
-	if err != nil {
-		return nil, fmt.Errorf("build the search index: %w", err)
 	}
-	fmt.Fprintf(stdout, "Search index built in %s with embedder %s.\n", time.Since(start).Round(time.Millisecond), embedder.ID())
-	return &search.Searcher{Backend: search.Local{Retriever: idx}, Embedder: search.Cached(embedder, 0), Rules: rules}, nil
+	var backend search.Backend
+	if c.search == "opensearch" {
+		b, err := c.opensearch.Build(ctx, embedder)
+		if err != nil {
+			return nil, err
+		}
+		if err := loadOpenSearch(ctx, c, b, data, embedder, report, stdout); err != nil {
+			return nil, err
+		}
+		backend = b
+	} else {
+		idx, err := localsearch.Build(ctx, data, embedder, localsearch.Options{Progress: report})
+		if err != nil {
+			return nil, fmt.Errorf("build the search index: %w", err)
+		}
+		fmt.Fprintf(stdout, "Search index built in %s with embedder %s.\n", time.Since(start).Round(time.Millisecond), embedder.ID())
+		backend = search.Local{Retriever: idx}
+	}
+	return &search.Searcher{Backend: backend, Embedder: search.Cached(embedder, 0), Rules: rules}, nil
+}
+
+// loadOpenSearch makes sure the cluster's index holds data: it rebuilds it
+// when it does not exist, when asked, and always for an in-memory store.
+func loadOpenSearch(ctx context.Context, c config, b *opensearch.Backend, data *dataset.Data, e search.Embedder,
+	report func(done, total int), stdout io.Writer) error {
+	why := ""
+	switch {
+	case c.reindex:
+		why = "as asked (--reindex)"
+	case c.store == "memory":
+		why = "from the in-memory data set"
+	default:
+		created, err := b.EnsureIndex(ctx)
+		if errors.Is(err, opensearch.ErrIncompatible) {
+			return fmt.Errorf("%w; run again with --reindex, or doclib-admin reindex", err)
+		}
+		if err != nil {
+			return fmt.Errorf("OpenSearch at %s: %w", c.opensearch.URL, err)
+		}
+		if !created {
+			fmt.Fprintf(stdout, "Searching OpenSearch index %s at %s (embedder %s).\n", b.Alias(), c.opensearch.URL, e.ID())
+			return nil
+		}
+		why = "a new index"
+	}
+	start := time.Now()
+	name, err := b.ReindexData(ctx, data, e, func(p opensearch.ReindexProgress) { report(p.Done, p.Total) })
+	if err != nil {
+		return fmt.Errorf("OpenSearch at %s: %w", c.opensearch.URL, err)
+	}
+	fmt.Fprintf(stdout, "OpenSearch index %s built %s behind alias %s in %s (%d documents, embedder %s).\n",
+		name, why, b.Alias(), time.Since(start).Round(time.Millisecond), len(data.Documents), e.ID())
+	return nil
 }
 
 // firstDocument picks a stable example document of a library for the banner.

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,6 +21,7 @@ import (
 	"time"
 
 	"github.com/doclib/doclib/internal/dynalitetest"
+	"github.com/doclib/doclib/internal/fakeopensearch"
 	"github.com/doclib/doclib/internal/fixture"
 	"github.com/doclib/doclib/shared/dataset"
 	"github.com/doclib/doclib/shared/demo"
@@ -173,7 +175,9 @@ func TestBadDataFileExitsWithLoaderMessage(t *testing.T) {
 }
 
 func TestUsageErrors(t *testing.T) {
-	for _, args := range [][]string{{"--nope"}, {"extra"}, {"--key-limit", "0"}, {"--log-format", "xml"}, {"--rate-window", "1ms"}} {
+	for _, args := range [][]string{{"--nope"}, {"extra"}, {"--key-limit", "0"}, {"--log-format", "xml"}, {"--rate-window", "1ms"},
+		{"--search", "solr"}, {"--search", "opensearch"}, {"--reindex"}, {"--embedder", "word2vec"}, {"--embedder", "openai"},
+		{"--embed-dimensions", "-1"}, {"--search", "opensearch", "--opensearch-url", "http://x", "--opensearch-aws-service", "s3"}} {
 		err := run(context.Background(), args, func(string) string { return "" }, io.Discard, io.Discard)
 		var ue usageError
 		if !errors.As(err, &ue) {
@@ -240,14 +244,108 @@ func TestServesSearchWithAnHTTPEmbedder(t *testing.T) {
 	}
 }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	dynalitetest.Stop()
-	os.Exit(code)
+// TestServesSearchFromOpenSearch: --search opensearch loads the served data
+// into a new index behind the alias and answers searches from the cluster.
+func TestServesSearchFromOpenSearch(t *testing.T) {
+	cluster := fakeopensearch.Start(t)
+	base, out, stop := start(t, "--addr", "127.0.0.1:0", "--search", "opensearch", "--opensearch-url", cluster.URL,
+		"--opensearch-alias", "docs")
+	defer stop()
+	d, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cluster.Indexed("docs"); len(got) != len(d.Documents) {
+		t.Fatalf("%d documents indexed, want the demo's %d", len(got), len(d.Documents))
+	}
+	if !strings.Contains(out.String(), "behind alias docs") {
+		t.Errorf("banner:\n%s", out)
+	}
+	before := len(cluster.Requests())
+	status, body := get(t, base+"/search/documents?q=reset+password", "dlk_demo_full_scope")
+	if status != 200 || !strings.Contains(string(body), `"lexical"`) {
+		t.Fatalf("search: %d %.300s", status, body)
+	}
+	if reqs := cluster.Requests()[before:]; !slices.Contains(reqs, "POST /docs/_search") {
+		t.Errorf("the search did not reach the cluster: %v", reqs)
+	}
+	// Scope holds on the cluster: a word found in two libraries, searched with
+	// a key for one of them, counts only that library's documents (the
+	// service would drop an out-of-scope hit, but not its count).
+	type results struct {
+		MatchedTotal int `json:"matchedTotal"`
+		Documents    []struct {
+			Library struct{ ID string } `json:"library"`
+		} `json:"documents"`
+		Facets struct {
+			Libraries []struct {
+				ID            string `json:"id"`
+				DocumentCount int    `json:"documentCount"`
+			} `json:"libraries"`
+		} `json:"facets"`
+	}
+	for _, word := range []string{"account", "report", "review", "update", "access", "request"} {
+		var all, one results
+		_, raw := get(t, base+"/search/documents?q="+word, "dlk_demo_full_scope")
+		if err := json.Unmarshal(raw, &all); err != nil {
+			t.Fatal(err)
+		}
+		inFinance := 0
+		for _, l := range all.Facets.Libraries {
+			if l.ID == "lib_finance" {
+				inFinance = l.DocumentCount
+			}
+		}
+		if inFinance == 0 || inFinance == all.MatchedTotal {
+			continue
+		}
+		status, raw := get(t, base+"/search/documents?q="+word, "dlk_demo_one_library")
+		if err := json.Unmarshal(raw, &one); status != 200 || err != nil {
+			t.Fatalf("%q with the one-library key: %d %s", word, status, raw)
+		}
+		if one.MatchedTotal != inFinance || len(one.Facets.Libraries) != 1 || len(one.Documents) == 0 {
+			t.Errorf("%q with the one-library key: matchedTotal %d (lib_finance has %d), facets %+v",
+				word, one.MatchedTotal, inFinance, one.Facets.Libraries)
+		}
+		for _, d := range one.Documents {
+			if d.Library.ID != "lib_finance" {
+				t.Errorf("%q with the one-library key found a document of %s", word, d.Library.ID)
+			}
+		}
+		return
+	}
+	t.Fatal("no test word is found in lib_finance and another library")
 }
 
-// TestServesADynamoDBTable: --store dynamodb serves the same API from a table.
-func TestServesADynamoDBTable(t *testing.T) {
+// TestOpenSearchIndexOfAnotherEmbedder: an existing index made with another
+// embedder is refused with what to do, and --reindex rebuilds it.
+func TestOpenSearchIndexOfAnotherEmbedder(t *testing.T) {
+	tbl, d := importedTable(t)
+	ctx := context.Background()
+	cluster := fakeopensearch.Start(t)
+	cluster.CreateIndex("doclib-documents-old", "doclib-documents", map[string]any{"embedder": "openai/other", "schema": 1})
+	args := []string{"--addr", "127.0.0.1:0", "--store", "dynamodb", "--table", tbl.Name, "--search", "opensearch", "--opensearch-url", cluster.URL}
+	err := run(ctx, args, func(string) string { return "" }, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), `"openai/other"`) || !strings.Contains(err.Error(), "--reindex") {
+		t.Fatalf("error %v, want one naming the other embedder and --reindex", err)
+	}
+	if len(cluster.Indexed("doclib-documents")) != 0 {
+		t.Fatal("the refused index was written")
+	}
+	base, _, stop := start(t, append(args, "--reindex")...)
+	defer stop()
+	if got := cluster.Indexed("doclib-documents"); len(got) != len(d.Documents) {
+		t.Errorf("%d documents indexed after --reindex, want %d", len(got), len(d.Documents))
+	}
+	if status, body := get(t, base+"/search/documents?q=reset+password", fixture.KeyFull); status != 200 || !strings.Contains(string(body), "doc_a1_1") {
+		t.Errorf("search after --reindex: %d %.300s", status, body)
+	}
+}
+
+// importedTable is a dynalite table holding the fixture, with the AWS
+// configuration of the process pointed at it.
+func importedTable(t *testing.T) (*dynamo.Table, *dataset.Data) {
+	t.Helper()
 	srv := dynalitetest.Start(t)
 	tbl := &dynamo.Table{Client: srv.Client(t), Name: srv.TableName(t)}
 	ctx := context.Background()
@@ -265,6 +363,18 @@ func TestServesADynamoDBTable(t *testing.T) {
 	t.Setenv("AWS_REGION", "us-east-1")
 	t.Setenv("AWS_ACCESS_KEY_ID", "local")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "local")
+	return tbl, d
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	dynalitetest.Stop()
+	os.Exit(code)
+}
+
+// TestServesADynamoDBTable: --store dynamodb serves the same API from a table.
+func TestServesADynamoDBTable(t *testing.T) {
+	tbl, _ := importedTable(t)
 	base, out, stop := start(t, "--addr", "127.0.0.1:0", "--store", "dynamodb", "--table", tbl.Name)
 	defer stop()
 	if !strings.Contains(out.String(), "DynamoDB table "+tbl.Name) {
