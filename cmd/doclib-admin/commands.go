@@ -18,6 +18,8 @@ import (
 
 	"github.com/doclib/doclib/shared/dataset"
 	"github.com/doclib/doclib/shared/dynamo"
+	"github.com/doclib/doclib/shared/opensearch"
+	"github.com/doclib/doclib/shared/setup"
 )
 
 // run is the whole program, so that tests drive what main does.
@@ -48,8 +50,9 @@ func newRoot(ctx context.Context, getenv func(string) string, stdout, stderr io.
 	a := &app{getenv: getenv, stdout: stdout, stderr: stderr, tty: tty, now: time.Now}
 	root := &cobra.Command{
 		Use:   "doclib-admin",
-		Short: "Operate a doclib table in DynamoDB: import data, manage keys",
-		Long: `doclib-admin loads data sets into a doclib table in DynamoDB and manages API keys.
+		Short: "Operate a doclib table in DynamoDB: import data, manage keys, rebuild the search index",
+		Long: `doclib-admin loads data sets into a doclib table in DynamoDB, manages API keys
+and rebuilds the OpenSearch index from the table.
 
 The table and the AWS account come from the standard AWS configuration:
 AWS_REGION, credentials (environment, profile or role), and
@@ -67,7 +70,7 @@ AWS_ENDPOINT_URL_DYNAMODB to point at a local DynamoDB such as dynalite.`,
 	root.SetErr(stderr)
 	root.PersistentFlags().StringVar(&a.table, "table", getenv("DOCLIB_TABLE"), "DynamoDB table `NAME` (env DOCLIB_TABLE)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(a.createTableCmd(), a.importCmd(), a.keysCmd())
+	root.AddCommand(a.createTableCmd(), a.importCmd(), a.reindexCmd(), a.keysCmd())
 	return root
 }
 
@@ -168,7 +171,73 @@ credit is written the first time it is imported only: after that the ledger owns
 	return cmd
 }
 
-// progress shows an import's progress: a bar on a terminal, plain lines (at
+func (a *app) reindexCmd() *cobra.Command {
+	var emb setup.Embedder
+	var cluster setup.OpenSearch
+	cmd := &cobra.Command{
+		Use:   "reindex --opensearch-url URL",
+		Short: "Rebuild the OpenSearch index from the table",
+		Long: `Reads every document and recording of the table, embeds them with the
+configured embedder and loads them into a new OpenSearch index, then swaps the
+alias to it in one atomic step and deletes the index it replaced. Searches keep
+answering from the old index until the swap; if anything fails, the new index
+is deleted and the old one stays.
+
+Run it after changing the embedder or its dimensions, when the index was built
+by another version of doclib, or to recover from a stream outage longer than
+the stream's 24-hour retention. The stream-fed indexer keeps the index current
+otherwise.`,
+		Example: `  doclib-admin reindex --table doclib --opensearch-url https://localhost:9200
+  AWS_REGION=eu-west-1 doclib-admin reindex --table doclib --embedder bedrock \
+    --opensearch-url https://search-doclib-x.eu-west-1.es.amazonaws.com --opensearch-aws-service es`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			if err := emb.Validate(); err != nil {
+				return usageError{err}
+			}
+			if err := cluster.Validate(); err != nil {
+				return usageError{err}
+			}
+			t, err := a.connect(ctx)
+			if err != nil {
+				return err
+			}
+			if err := t.Check(ctx); err != nil {
+				return err
+			}
+			e, err := emb.Build(ctx)
+			if err != nil {
+				return fmt.Errorf("embedder: %w", err)
+			}
+			b, err := cluster.Build(ctx, e)
+			if err != nil {
+				return err
+			}
+			start := a.now()
+			d, err := t.Export(ctx)
+			if err != nil {
+				return err
+			}
+			p := a.newProgress()
+			name, err := b.ReindexData(ctx, d, e, func(pr opensearch.ReindexProgress) { p.show("indexing", pr.Done, pr.Total) })
+			p.finish()
+			if err != nil {
+				return err
+			}
+			took := a.now().Sub(start)
+			fmt.Fprintf(a.stdout, "Reindexed %s into %s behind alias %s in %s:\n", t.Name, name, b.Alias(), took.Round(time.Millisecond))
+			fmt.Fprintf(a.stdout, "  %d documents (%.0f documents/s), embedder %s\n",
+				len(d.Documents), float64(len(d.Documents))/max(took.Seconds(), 0.001), e.ID())
+			return nil
+		},
+	}
+	emb.Flags(cmd.Flags(), a.getenv)
+	cluster.Flags(cmd.Flags(), a.getenv)
+	return cmd
+}
+
+// progress shows an import's or a reindex's progress: a bar on a terminal, plain lines (at
 // most one every 2 s, and one per phase's end) otherwise.
 type progress struct {
 	a     *app
@@ -179,7 +248,10 @@ type progress struct {
 
 func (a *app) newProgress() *progress { return &progress{a: a} }
 
-func (p *progress) update(pr dynamo.Progress) {
+func (p *progress) update(pr dynamo.Progress) { p.show(pr.Phase, pr.Done, pr.Total) }
+
+func (p *progress) show(phase string, done, total int) {
+	pr := dynamo.Progress{Phase: phase, Done: done, Total: total}
 	if p.a.tty {
 		if p.bar == nil || pr.Phase != p.phase {
 			if p.bar != nil {

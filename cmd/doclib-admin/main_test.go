@@ -7,11 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/doclib/doclib/internal/dynalitetest"
+	"github.com/doclib/doclib/internal/fakeopensearch"
 	"github.com/doclib/doclib/internal/fixture"
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/dynamo"
@@ -149,5 +151,45 @@ func TestErrors(t *testing.T) {
 	}
 	if code, _, errs := admin(t, "keys", "create", "--table", table, "--workspace", "ws_nope", "--libraries", "*"); code != 1 || !strings.Contains(errs, "does not exist") {
 		t.Errorf("a key for no workspace: %d %s", code, errs)
+	}
+}
+
+// TestReindex: reindex loads the table into a new index behind the alias and
+// deletes the index it replaces; a failure leaves the old index in place.
+func TestReindex(t *testing.T) {
+	table, _ := env(t)
+	if code, _, errs := admin(t, "create-table", "--table", table); code != 0 {
+		t.Fatal(errs)
+	}
+	if code, _, errs := admin(t, "import", "--data", writeFixture(t, nil), "--table", table); code != 0 {
+		t.Fatal(errs)
+	}
+	cluster := fakeopensearch.Start(t)
+	cluster.CreateIndex("doclib-documents-old", "doclib-documents", map[string]any{"embedder": "openai/other", "schema": 1})
+
+	// An unreachable cluster: an error that names it.
+	code, _, errs := admin(t, "reindex", "--table", table, "--opensearch-url", "http://127.0.0.1:1")
+	if code != 1 || !strings.Contains(errs, "127.0.0.1:1") {
+		t.Errorf("unreachable cluster: exit %d\n%s", code, errs)
+	}
+	if code, _, errs := admin(t, "reindex", "--table", table); code != 2 || !strings.Contains(errs, "--opensearch-url") {
+		t.Errorf("no URL: exit %d\n%s", code, errs)
+	}
+	if code, _, errs := admin(t, "reindex", "--table", table, "--opensearch-url", cluster.URL, "--embedder", "openai"); code != 2 || !strings.Contains(errs, "--embed-url") {
+		t.Errorf("openai without its URL: exit %d\n%s", code, errs)
+	}
+
+	code, out, errs := admin(t, "reindex", "--table", table, "--opensearch-url", cluster.URL)
+	if code != 0 || !strings.Contains(out, "10 documents") || !strings.Contains(out, "behind alias doclib-documents") {
+		t.Fatalf("reindex: exit %d\n%s%s", code, out, errs)
+	}
+	if !regexp.MustCompile(`indexing: 10 of 10 \(100%\)`).MatchString(errs) {
+		t.Errorf("no progress lines:\n%s", errs)
+	}
+	if got := cluster.Indexed("doclib-documents"); len(got) != 10 || got[0] != "doc_a1_1" {
+		t.Errorf("indexed %v", got)
+	}
+	if !slices.Contains(cluster.Requests(), "DELETE /doclib-documents-old") {
+		t.Errorf("the replaced index was not deleted: %v", cluster.Requests())
 	}
 }
