@@ -71,21 +71,20 @@ Flags:
 
 // config is what the flags and environment decide.
 type config struct {
-	data                string
-	store               string
-	table               string
-	search              string
-	embedder            setup.Embedder
-	opensearch          setup.OpenSearch
-	reindex             bool
-	semanticThreshold   float64
-	recordingsThreshold float64
-	addr                string
-	keyLimit            int
-	ipLimit             int
-	window              time.Duration
-	noLimits            bool
-	logFormat           string
+	data       string
+	store      string
+	table      string
+	search     string
+	embedder   setup.Embedder
+	opensearch setup.OpenSearch
+	reindex    bool
+	rules      setup.Rules
+	addr       string
+	keyLimit   int
+	ipLimit    int
+	window     time.Duration
+	noLimits   bool
+	logFormat  string
 }
 
 func envOr(getenv func(string) string, key, def string) string {
@@ -120,8 +119,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	c.embedder.Flags(fs, getenv)
 	c.opensearch.Flags(fs, getenv)
 	fs.BoolVar(&c.reindex, "reindex", false, "with --search opensearch and --store dynamodb, rebuild the index from the table at start")
-	fs.Float64Var(&c.semanticThreshold, "semantic-threshold", 0, "cosine at or above which the semantic signal fires (default: the embedder's, see docs/search.md)")
-	fs.Float64Var(&c.recordingsThreshold, "recordings-threshold", 0, "cosine at or above which source_recordings fires (default: the embedder's)")
+	c.rules.Flags(fs, getenv)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return c, err
@@ -149,6 +147,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		return c, usageError{errors.New("--reindex is for --search opensearch; the embedded index is always built at start")}
 	}
 	if err := c.embedder.Validate(); err != nil {
+		return c, usageError{err}
+	}
+	if _, err := c.rules.Build(c.embedder.Kind); err != nil { // the overrides' own checks, before any work
 		return c, usageError{err}
 	}
 	if c.search == "opensearch" {
@@ -282,7 +283,7 @@ func newSearcher(ctx context.Context, c config, data *dataset.Data, stdout io.Wr
 	if err != nil {
 		return nil, fmt.Errorf("embedder: %w", err)
 	}
-	rules, err := setup.Rules(embedder.ID(), c.semanticThreshold, c.recordingsThreshold)
+	rules, err := c.rules.Build(embedder.ID())
 	if err != nil {
 		return nil, usageError{err}
 	}

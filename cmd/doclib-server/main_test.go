@@ -177,7 +177,7 @@ func TestBadDataFileExitsWithLoaderMessage(t *testing.T) {
 func TestUsageErrors(t *testing.T) {
 	for _, args := range [][]string{{"--nope"}, {"extra"}, {"--key-limit", "0"}, {"--log-format", "xml"}, {"--rate-window", "1ms"},
 		{"--search", "solr"}, {"--search", "opensearch"}, {"--reindex"}, {"--embedder", "word2vec"}, {"--embedder", "openai"},
-		{"--embed-dimensions", "-1"}, {"--search", "opensearch", "--opensearch-url", "http://x", "--opensearch-aws-service", "s3"}} {
+		{"--embed-dimensions", "-1"}, {"--search-weights", "semantic=2"}, {"--semantic-threshold", "1.5"}, {"--search", "opensearch", "--opensearch-url", "http://x", "--opensearch-aws-service", "s3"}} {
 		err := run(context.Background(), args, func(string) string { return "" }, io.Discard, io.Discard)
 		var ue usageError
 		if !errors.As(err, &ue) {

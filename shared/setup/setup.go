@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -26,6 +27,7 @@ import (
 type FlagSet interface {
 	StringVar(p *string, name, value, usage string)
 	IntVar(p *int, name string, value int, usage string)
+	Float64Var(p *float64, name string, value float64, usage string)
 }
 
 func envOr(getenv func(string) string, key, def string) string {
@@ -95,17 +97,65 @@ func (e Embedder) Build(ctx context.Context) (search.Embedder, error) {
 	return embed.NewHashing(0, nil)
 }
 
-// Rules returns the embedder's default rules with the given overrides (0 keeps
-// a default), validated.
-func Rules(embedderID string, semantic, recordings float64) (search.Rules, error) {
-	r := search.DefaultRules(embedderID)
-	if semantic != 0 {
-		r.SemanticThreshold = semantic
+// Rules are the configurable parts of the search rules: the thresholds and the
+// weights of the signals. Zero values keep the embedder's defaults
+// (search.DefaultRules), so one deployment, which has one embedder, tunes its
+// own.
+type Rules struct {
+	SemanticThreshold, RecordingsThreshold float64
+	// Weights overrides some or all weights: "lexical=0.5,fuzzy=0.4,semantic=0.3,recordings=0.2".
+	Weights string
+
+	envErr error
+}
+
+// Flags declares the rules' flags, with defaults from the environment.
+func (r *Rules) Flags(fs FlagSet, getenv func(string) string) {
+	num := func(key string) float64 {
+		v := getenv(key)
+		if v == "" {
+			return 0
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil && r.envErr == nil {
+			r.envErr = fmt.Errorf("%s=%q is not a number", key, v)
+		}
+		return f
 	}
-	if recordings != 0 {
-		r.RecordingsThreshold = recordings
+	fs.Float64Var(&r.SemanticThreshold, "semantic-threshold", num("DOCLIB_SEMANTIC_THRESHOLD"),
+		"cosine at or above which the semantic signal fires; 0 takes the embedder's default (docs/search.md) (env DOCLIB_SEMANTIC_THRESHOLD)")
+	fs.Float64Var(&r.RecordingsThreshold, "recordings-threshold", num("DOCLIB_RECORDINGS_THRESHOLD"),
+		"cosine at or above which source_recordings fires; 0 takes the embedder's default (env DOCLIB_RECORDINGS_THRESHOLD)")
+	fs.StringVar(&r.Weights, "search-weights", getenv("DOCLIB_SEARCH_WEIGHTS"),
+		"`WEIGHTS` of the signals in the blended score, some or all of lexical=0.5,fuzzy=0.4,semantic=0.3,recordings=0.2 (the defaults); max(lexical, fuzzy) + semantic + recordings must be at most 1 (env DOCLIB_SEARCH_WEIGHTS)")
+}
+
+// Build returns the embedder's default rules with these overrides, validated.
+func (r Rules) Build(embedderID string) (search.Rules, error) {
+	out := search.DefaultRules(embedderID)
+	if r.envErr != nil {
+		return out, r.envErr
 	}
-	return r, r.Validate()
+	if r.SemanticThreshold != 0 {
+		out.SemanticThreshold = r.SemanticThreshold
+	}
+	if r.RecordingsThreshold != 0 {
+		out.RecordingsThreshold = r.RecordingsThreshold
+	}
+	if r.Weights != "" {
+		w := map[string]*float64{"lexical": &out.Weights.Lexical, "fuzzy": &out.Weights.Fuzzy,
+			"semantic": &out.Weights.Semantic, "recordings": &out.Weights.Recordings}
+		for _, part := range strings.Split(r.Weights, ",") {
+			name, value, ok := strings.Cut(strings.TrimSpace(part), "=")
+			p := w[strings.TrimSpace(name)]
+			f, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+			if !ok || p == nil || err != nil {
+				return out, fmt.Errorf("search weights: %q is not one of lexical=, fuzzy=, semantic=, recordings= with a number, e.g. semantic=0.3", part)
+			}
+			*p = f
+		}
+	}
+	return out, out.Validate()
 }
 
 // OpenSearch says how to reach a cluster.

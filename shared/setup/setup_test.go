@@ -5,6 +5,8 @@ import (
 	"flag"
 	"strings"
 	"testing"
+
+	"github.com/doclib/doclib/shared/search"
 )
 
 func TestEmbedderBuild(t *testing.T) {
@@ -33,22 +35,43 @@ func TestEmbedderBuild(t *testing.T) {
 }
 
 func TestRules(t *testing.T) {
-	r, err := Rules("bedrock/amazon.titan-embed-text-v2/1024", 0, 0)
+	const titan = "bedrock/amazon.titan-embed-text-v2:0/1024"
+	def, err := Rules{}.Build(titan)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := Rules("bedrock/amazon.titan-embed-text-v2/1024", 0.6, 0.7)
+	if def != search.DefaultRules(titan) {
+		t.Errorf("no overrides: %+v", def)
+	}
+	o, err := Rules{SemanticThreshold: 0.6, RecordingsThreshold: 0.7, Weights: "semantic=0.25, lexical=0.55"}.Build(titan)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.SemanticThreshold != 0.6 || o.RecordingsThreshold != 0.7 {
-		t.Errorf("overrides not applied: %+v", o)
+	want := def
+	want.SemanticThreshold, want.RecordingsThreshold, want.Weights.Semantic, want.Weights.Lexical = 0.6, 0.7, 0.25, 0.55
+	if o != want {
+		t.Errorf("overrides: %+v, want %+v", o, want)
 	}
-	if r.SemanticThreshold == 0.6 {
-		t.Errorf("defaults changed by an override")
+	for _, bad := range []Rules{{SemanticThreshold: 1.5}, {Weights: "semantic=0.9"}, {Weights: "meaning=0.3"}, {Weights: "semantic"}, {Weights: "semantic=high"}} {
+		if _, err := bad.Build(titan); err == nil {
+			t.Errorf("%+v accepted", bad)
+		}
 	}
-	if _, err := Rules("hash", 1.5, 0); err == nil {
-		t.Error("a threshold above 1 was accepted")
+	// From the environment (the Lambdas' configuration).
+	var r Rules
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	r.Flags(fs, func(k string) string {
+		return map[string]string{"DOCLIB_SEMANTIC_THRESHOLD": "0.5", "DOCLIB_SEARCH_WEIGHTS": "recordings=0.1"}[k]
+	})
+	if got, err := r.Build(titan); err != nil || got.SemanticThreshold != 0.5 || got.Weights.Recordings != 0.1 {
+		t.Errorf("from the environment: %+v %v", got, err)
+	}
+	r = Rules{}
+	r.Flags(flag.NewFlagSet("x", flag.ContinueOnError), func(k string) string {
+		return map[string]string{"DOCLIB_RECORDINGS_THRESHOLD": "high"}[k]
+	})
+	if _, err := r.Build(titan); err == nil || !strings.Contains(err.Error(), "DOCLIB_RECORDINGS_THRESHOLD") {
+		t.Errorf("a bad number in the environment: %v", err)
 	}
 }
 
