@@ -12,9 +12,11 @@
 package bedrock
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -198,9 +200,41 @@ func NewFromAWS(ctx context.Context, region string, cfg Config) (*Embedder, erro
 			return nil, fmt.Errorf("bedrock: no usable AWS credentials (%v); set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or run with an IAM role, or set a Bedrock API key in AWS_BEARER_TOKEN_BEDROCK", err)
 		}
 	}
-	e.setClient(bedrockruntime.NewFromConfig(awsCfg, withRetryableCodes))
+	e.setClient(bedrockruntime.NewFromConfig(awsCfg, withRetryableCodes, func(o *bedrockruntime.Options) {
+		o.HTTPClient = readWholeBody{o.HTTPClient}
+	}))
 	return e, nil
 }
+
+// readWholeBody reads each answer whole before the SDK sees it. The SDK closes
+// the request body as soon as the client returns; when net/http's writer is
+// still checking that body for bytes past its Content-Length, that close is a
+// write error and net/http closes the connection under the answer being read:
+// "use of closed network connection" on an HTTP 200 (aws-sdk-go-v2 issues
+// 1825 and 2737). Against a local server it failed about 1 run in 10 of this
+// package's tests. An answer is at most a 1,024-float vector, about 25 KB.
+type readWholeBody struct {
+	client interface {
+		Do(*http.Request) (*http.Response, error)
+	}
+}
+
+func (c readWholeBody) Do(r *http.Request) (*http.Response, error) {
+	resp, err := c.client.Do(r)
+	if err != nil || resp.Body == nil {
+		return resp, err
+	}
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes))
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(raw))
+	return resp, nil
+}
+
+// maxAnswerBytes bounds what readWholeBody keeps of one answer.
+const maxAnswerBytes = 4 << 20
 
 // withRetryableCodes makes the SDK's retryer retry the Bedrock errors it does
 // not know to be transient.

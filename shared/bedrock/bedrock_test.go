@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -19,6 +20,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 	"unicode"
@@ -32,6 +34,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/doclib/doclib/shared/search"
 )
@@ -209,6 +212,7 @@ func newClient(url string, sdkAttempts int, opts ...func(*bedrockruntime.Options
 	o := bedrockruntime.Options{
 		Region:       "us-east-1",
 		BaseEndpoint: aws.String(url),
+		HTTPClient:   readWholeBody{awshttp.NewBuildableClient()},
 		Credentials:  credentials.NewStaticCredentialsProvider(testAccessKey, testSecretKey, ""),
 		Retryer: retry.NewStandard(func(so *retry.StandardOptions) {
 			so.MaxAttempts = sdkAttempts
@@ -798,7 +802,7 @@ func TestTimeoutsAndDroppedConnectionsRetried(t *testing.T) {
 				answer(w, req)
 			})
 			client := newClient(srv.URL, 1, func(o *bedrockruntime.Options) {
-				o.HTTPClient = awshttp.NewBuildableClient().WithTimeout(200 * time.Millisecond)
+				o.HTTPClient = readWholeBody{awshttp.NewBuildableClient().WithTimeout(200 * time.Millisecond)}
 			})
 			e, slept := newTestEmbedder(t, Config{Client: client, Dimensions: 256})
 			if _, err := e.Embed(context.Background(), []string{"a"}); err != nil {
@@ -998,5 +1002,20 @@ func TestLive(t *testing.T) {
 	t.Logf("paraphrases %.3f, unrelated %.3f and %.3f", para, off1, off2)
 	if para <= off1 || para <= off2 {
 		t.Errorf("the paraphrases (%.3f) are not closer than the unrelated text (%.3f, %.3f)", para, off1, off2)
+	}
+}
+
+func TestBrokenConnectionsAreRetryable(t *testing.T) {
+	answered := func(status int, err error) error {
+		return &smithyhttp.ResponseError{Response: &smithyhttp.Response{Response: &http.Response{StatusCode: status}}, Err: err}
+	}
+	for _, err := range []error{answered(200, fmt.Errorf("read tcp: %w", net.ErrClosed)), answered(200, io.ErrUnexpectedEOF),
+		answered(200, syscall.ECONNRESET), answered(503, errors.New("unavailable"))} {
+		if !retryable(err) {
+			t.Errorf("%v is not retried", err)
+		}
+	}
+	if err := answered(200, errors.New("invalid character 'x' looking for beginning of value")); retryable(err) {
+		t.Errorf("%v is retried: the same answer would come again", err)
 	}
 }

@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
+	"net"
 	"strconv"
 	"strings"
+	"syscall"
 	"unicode"
 	"unicode/utf8"
 
@@ -130,6 +133,13 @@ func retryable(err error) bool {
 		if _, ok := retry.DefaultThrottleErrorCodes[api.ErrorCode()]; ok {
 			return true
 		}
+	}
+	// A connection that broke while the answer was being read: the SDK
+	// reports the answer's status (often 200) with the read error, and a
+	// new connection cures it (aws-sdk-go-v2 retries net.ErrClosed by default
+	// for the same reason).
+	if errors.Is(err, net.ErrClosed) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) {
+		return true
 	}
 	if status := httpStatus(err); status != 0 {
 		return status == 408 || status == 429 || status >= 500
