@@ -143,6 +143,7 @@ func conditionFailed(err error) bool {
 // CreateTable creates the table for local use and tests (production tables come
 // from the CDK app with the same definition) and waits until it is active.
 func (t *Table) CreateTable(ctx context.Context) error {
+	sc := TableSchema()
 	s := func(name string) types.AttributeDefinition {
 		return types.AttributeDefinition{AttributeName: aws.String(name), AttributeType: types.ScalarAttributeTypeS}
 	}
@@ -152,14 +153,14 @@ func (t *Table) CreateTable(ctx context.Context) error {
 	_, err := t.Client.CreateTable(ctx, &dynamodb.CreateTableInput{
 		TableName:            aws.String(t.Name),
 		BillingMode:          types.BillingModePayPerRequest,
-		AttributeDefinitions: []types.AttributeDefinition{s(attrPK), s(attrSK), s(attrOrd), s(attrWS)},
-		KeySchema:            []types.KeySchemaElement{key(attrPK, types.KeyTypeHash), key(attrSK, types.KeyTypeRange)},
-		LocalSecondaryIndexes: []types.LocalSecondaryIndex{{IndexName: aws.String(IndexOrder),
-			KeySchema:  []types.KeySchemaElement{key(attrPK, types.KeyTypeHash), key(attrOrd, types.KeyTypeRange)},
+		AttributeDefinitions: []types.AttributeDefinition{s(sc.PartitionKey), s(sc.SortKey), s(sc.OrderKey), s(sc.WorkspaceKey)},
+		KeySchema:            []types.KeySchemaElement{key(sc.PartitionKey, types.KeyTypeHash), key(sc.SortKey, types.KeyTypeRange)},
+		LocalSecondaryIndexes: []types.LocalSecondaryIndex{{IndexName: aws.String(sc.OrderIndex),
+			KeySchema:  []types.KeySchemaElement{key(sc.PartitionKey, types.KeyTypeHash), key(sc.OrderKey, types.KeyTypeRange)},
 			Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll}}},
-		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{{IndexName: aws.String(IndexWorkspace),
-			KeySchema:  []types.KeySchemaElement{key(attrWS, types.KeyTypeHash)},
-			Projection: &types.Projection{ProjectionType: types.ProjectionTypeInclude, NonKeyAttributes: []string{attrGen}}}},
+		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{{IndexName: aws.String(sc.WorkspaceIndex),
+			KeySchema:  []types.KeySchemaElement{key(sc.WorkspaceKey, types.KeyTypeHash)},
+			Projection: &types.Projection{ProjectionType: types.ProjectionTypeInclude, NonKeyAttributes: sc.WorkspaceIndexAttributes}}},
 	})
 	var inUse *types.ResourceInUseException
 	if err != nil && !errors.As(err, &inUse) {
@@ -181,9 +182,29 @@ func (t *Table) CreateTable(ctx context.Context) error {
 	}
 	// Rate-limit windows expire by TTL. Local engines may not implement it.
 	_, err = t.Client.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{TableName: aws.String(t.Name),
-		TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: aws.String(attrTTL), Enabled: aws.Bool(true)}})
+		TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: aws.String(sc.TTLAttribute), Enabled: aws.Bool(true)}})
 	if err != nil && !strings.Contains(err.Error(), "UnknownOperation") && !strings.Contains(err.Error(), "TimeToLive is already enabled") {
 		return fmt.Errorf("dynamo: enable TTL on %s: %w", t.Name, err)
 	}
 	return nil
+}
+
+// Schema names the table's keys, indexes and TTL attribute: what CreateTable
+// creates and what the CDK stack must declare. All key attributes are strings.
+type Schema struct {
+	PartitionKey, SortKey string
+	// OrderIndex is a local index sorted by OrderKey, projecting every attribute.
+	OrderIndex, OrderKey string
+	// WorkspaceIndex is a global index on WorkspaceKey projecting only
+	// WorkspaceIndexAttributes beside the keys.
+	WorkspaceIndex, WorkspaceKey string
+	WorkspaceIndexAttributes     []string
+	// TTLAttribute holds epoch seconds after which an item may be deleted.
+	TTLAttribute string
+}
+
+// TableSchema returns the table's schema.
+func TableSchema() Schema {
+	return Schema{PartitionKey: attrPK, SortKey: attrSK, OrderIndex: IndexOrder, OrderKey: attrOrd,
+		WorkspaceIndex: IndexWorkspace, WorkspaceKey: attrWS, WorkspaceIndexAttributes: []string{attrGen}, TTLAttribute: attrTTL}
 }

@@ -6,20 +6,61 @@ import (
 	"github.com/doclib/doclib/shared/service"
 )
 
-// routes lists every route of the API. Each path is registered for all methods so
+// Groups of routes: each is served by one Lambda function in production.
+const (
+	GroupLibraries = "libraries"
+	GroupDocuments = "documents"
+	GroupSearch    = "search"
+)
+
+// Route is one path of the API (GET and HEAD) and the group that serves it.
+type Route struct {
+	Path  string // as net/http patterns and API Gateway resources write it: /libraries/{id}
+	Group string
+}
+
+// Routes lists every route of the spec, in its order. The handler, the CDK app
+// (one API Gateway resource per route) and the tests all read this list.
+var Routes = []Route{
+	{"/libraries", GroupLibraries},
+	{"/libraries/{id}", GroupLibraries},
+	{"/libraries/{id}/tags", GroupLibraries},
+	{"/libraries/{id}/categories", GroupLibraries},
+	{"/libraries/{id}/applications", GroupLibraries},
+	{"/libraries/{id}/graph", GroupLibraries},
+	{"/libraries/{id}/documents", GroupLibraries},
+	{"/documents/{id}", GroupDocuments},
+	{"/documents/{id}/traverse", GroupDocuments},
+	{"/documents/{id}/source-recordings", GroupDocuments},
+	{"/search/documents", GroupSearch},
+}
+
+// routes registers every route. Each path is registered for all methods so
 // that a known path with another method answers 405 in the API's error shape,
 // and "/" catches every unknown path with a 404 in the same shape.
 func (s *server) routes() {
-	s.mux.Handle("/libraries", get(s.handleLibraries()))
-	s.mux.Handle("/libraries/{id}", get(s.handleLibrary()))
-	s.mux.Handle("/libraries/{id}/tags", get(s.handleLabels(service.Tags)))
-	s.mux.Handle("/libraries/{id}/categories", get(s.handleLabels(service.Categories)))
-	s.mux.Handle("/libraries/{id}/applications", get(s.handleLabels(service.Applications)))
-	s.mux.Handle("/libraries/{id}/graph", get(s.handleGraph()))
-	s.mux.Handle("/libraries/{id}/documents", get(s.handleDocuments()))
-	s.mux.Handle("/documents/{id}", get(s.handleDocument()))
-	s.mux.Handle("/documents/{id}/traverse", get(s.handleTraverse()))
-	s.mux.Handle("/documents/{id}/source-recordings", get(s.handleSourceRecordings()))
-	s.mux.Handle("/search/documents", get(s.handleSearch()))
+	handlers := map[string]http.Handler{
+		"/libraries":                        s.handleLibraries(),
+		"/libraries/{id}":                   s.handleLibrary(),
+		"/libraries/{id}/tags":              s.handleLabels(service.Tags),
+		"/libraries/{id}/categories":        s.handleLabels(service.Categories),
+		"/libraries/{id}/applications":      s.handleLabels(service.Applications),
+		"/libraries/{id}/graph":             s.handleGraph(),
+		"/libraries/{id}/documents":         s.handleDocuments(),
+		"/documents/{id}":                   s.handleDocument(),
+		"/documents/{id}/traverse":          s.handleTraverse(),
+		"/documents/{id}/source-recordings": s.handleSourceRecordings(),
+		"/search/documents":                 s.handleSearch(),
+	}
+	for _, rt := range Routes {
+		h, ok := handlers[rt.Path]
+		if !ok {
+			panic("httpapi: no handler for route " + rt.Path)
+		}
+		s.mux.Handle(rt.Path, get(h))
+	}
+	if len(handlers) != len(Routes) {
+		panic("httpapi: a handler has no entry in Routes")
+	}
 	s.mux.Handle("/", http.HandlerFunc(notFound))
 }

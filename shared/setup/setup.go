@@ -49,6 +49,8 @@ type Embedder struct {
 	Dimensions int
 	// Region is Bedrock's (AWS_REGION when empty).
 	Region string
+
+	envErr error
 }
 
 // Kinds of embedder.
@@ -64,14 +66,24 @@ func (e *Embedder) Flags(fs FlagSet, getenv func(string) string) {
 		"base `URL` of the OpenAI-compatible server, e.g. http://localhost:11434/v1 for Ollama (env DOCLIB_EMBED_URL)")
 	fs.StringVar(&e.Model, "embed-model", getenv("DOCLIB_EMBED_MODEL"),
 		"embedding `MODEL`, e.g. nomic-embed-text; for bedrock, amazon.titan-embed-text-v2:0 when empty (env DOCLIB_EMBED_MODEL); an API key, if any, comes from DOCLIB_EMBED_API_KEY only")
-	fs.IntVar(&e.Dimensions, "embed-dimensions", 0,
-		"ask the model for `N` dimensions (bedrock: 256, 512 or 1024; OpenAI text-embedding-3 models); 0 takes the model's default")
+	dims := 0
+	if v := getenv("DOCLIB_EMBED_DIMENSIONS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			e.envErr = fmt.Errorf("DOCLIB_EMBED_DIMENSIONS=%q is not a whole number", v)
+		}
+		dims = n
+	}
+	fs.IntVar(&e.Dimensions, "embed-dimensions", dims,
+		"ask the model for `N` dimensions (bedrock: 256, 512 or 1024; OpenAI text-embedding-3 models); 0 takes the model's default (env DOCLIB_EMBED_DIMENSIONS)")
 	e.APIKey = getenv("DOCLIB_EMBED_API_KEY")
 }
 
 // Validate checks the settings without building anything.
 func (e Embedder) Validate() error {
 	switch {
+	case e.envErr != nil:
+		return e.envErr
 	case !slices.Contains(EmbedderKinds, e.Kind) && e.Kind != "":
 		return fmt.Errorf("the embedder is one of %s, not %q", strings.Join(EmbedderKinds, ", "), e.Kind)
 	case e.Kind == "openai" && (e.URL == "" || e.Model == ""):

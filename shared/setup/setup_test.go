@@ -95,7 +95,7 @@ func TestOpenSearchNeedsURL(t *testing.T) {
 func TestFlagsTakeTheEnvironment(t *testing.T) {
 	env := map[string]string{"DOCLIB_EMBEDDER": "openai", "DOCLIB_EMBED_URL": "http://e", "DOCLIB_EMBED_MODEL": "m",
 		"DOCLIB_EMBED_API_KEY": "secret", "DOCLIB_OPENSEARCH_URL": "http://o", "DOCLIB_OPENSEARCH_USER": "u",
-		"DOCLIB_OPENSEARCH_PASSWORD": "p"}
+		"DOCLIB_OPENSEARCH_PASSWORD": "p", "DOCLIB_EMBED_DIMENSIONS": "512"}
 	fs := flag.NewFlagSet("x", flag.ContinueOnError)
 	var e Embedder
 	var o OpenSearch
@@ -104,7 +104,7 @@ func TestFlagsTakeTheEnvironment(t *testing.T) {
 	if err := fs.Parse([]string{"--embed-model", "n", "--opensearch-alias", "a"}); err != nil {
 		t.Fatal(err)
 	}
-	want := Embedder{Kind: "openai", URL: "http://e", Model: "n", APIKey: "secret"}
+	want := Embedder{Kind: "openai", URL: "http://e", Model: "n", APIKey: "secret", Dimensions: 512}
 	if e != want {
 		t.Errorf("embedder %+v, want %+v", e, want)
 	}
@@ -113,5 +113,15 @@ func TestFlagsTakeTheEnvironment(t *testing.T) {
 	}
 	if fs.Lookup("embed-api-key") != nil || fs.Lookup("opensearch-password") != nil {
 		t.Error("a secret is a flag")
+	}
+}
+
+func TestBadDimensionsInTheEnvironment(t *testing.T) {
+	var e Embedder
+	e.Flags(flag.NewFlagSet("x", flag.ContinueOnError), func(k string) string {
+		return map[string]string{"DOCLIB_EMBED_DIMENSIONS": "large"}[k]
+	})
+	if err := e.Validate(); err == nil || !strings.Contains(err.Error(), "DOCLIB_EMBED_DIMENSIONS") {
+		t.Errorf("error %v", err)
 	}
 }
