@@ -1,0 +1,346 @@
+package usageplan
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/aws/smithy-go"
+	doclib "github.com/doclib/doclib/shared"
+)
+
+var testPlans = Plans{"individual": "planind", "team": "planteam", "enterprise": "planent"}
+
+func setup(t *testing.T) (*fakeAPIGateway, *Syncer) {
+	t.Helper()
+	f := newFake(t, "planind", "planteam", "planent")
+	return f, &Syncer{Client: f.client(), Plans: testPlans}
+}
+
+func testValue(secret string) string { return Value(doclib.HashKey(secret)) }
+
+// addNoise adds keys the name query also matches (and one it does not), ahead of
+// any key a test creates, so that finding it takes the client to a later page.
+func addNoise(f *fakeAPIGateway, value string) {
+	f.addKey(value+"A", testValue("noise-a"), true, "planteam")
+	f.addKey("other", testValue("noise-b"), true)
+	f.addKey(value+"B", testValue("noise-c"), false)
+	f.addKey(value+"C", testValue("noise-d"), true, "planent")
+}
+
+// writes lists the log's write requests as "Operation" or "Operation planID".
+func writes(log []fakeRequest) []string {
+	var ws []string
+	for _, r := range log {
+		if r.Method == http.MethodGet {
+			continue
+		}
+		w := r.Op
+		if parts := strings.Split(r.Path, "/"); parts[1] == "usageplans" {
+			w += " " + parts[2]
+		}
+		ws = append(ws, w)
+	}
+	return ws
+}
+
+func count(log []fakeRequest, op string) int {
+	n := 0
+	for _, r := range log {
+		if r.Op == op {
+			n++
+		}
+	}
+	return n
+}
+
+// wantKey checks that exactly one key is named value, that it is doclib's
+// (valued value, enabled) and that it is in exactly plans.
+func wantKey(t *testing.T, f *fakeAPIGateway, value string, plans ...string) {
+	t.Helper()
+	ks := f.named(value)
+	if len(ks) != 1 {
+		t.Fatalf("%d keys named %s, want 1", len(ks), short(value))
+	}
+	k := ks[0]
+	if k.Value != value || !k.Enabled || k.Description != description {
+		t.Errorf("key %+v: want value = name, enabled, description %q", k, description)
+	}
+	slices.Sort(plans)
+	if got := f.plansOf(k.ID); !slices.Equal(got, plans) {
+		t.Errorf("key in plans %v, want %v", got, plans)
+	}
+}
+
+func TestPutCreatesAndAssociates(t *testing.T) {
+	f, s := setup(t)
+	v := testValue("create")
+	addNoise(f, v)
+	if err := s.Put(context.Background(), v, "team"); err != nil {
+		t.Fatal(err)
+	}
+	wantKey(t, f, v, "planteam")
+
+	log := f.requests()
+	if got, want := writes(log), []string{"CreateApiKey", "CreateUsagePlanKey planteam"}; !slices.Equal(got, want) {
+		t.Errorf("writes %v, want %v", got, want)
+	}
+	var pages int
+	for _, r := range log {
+		if r.Op != "GetApiKeys" {
+			continue
+		}
+		pages++
+		if r.Query.Get("name") != v || r.Query.Get("includeValues") == "true" {
+			t.Errorf("GetApiKeys query %v: want name=<value> and no values", r.Query)
+		}
+		if (pages > 1) != (r.Query.Get("position") != "") {
+			t.Errorf("GetApiKeys page %d has position %q", pages, r.Query.Get("position"))
+		}
+	}
+	if pages != 2 { // three prefix matches, two a page
+		t.Errorf("%d GetApiKeys pages, want 2", pages)
+	}
+}
+
+func TestPutAgainWritesNothing(t *testing.T) {
+	f, s := setup(t)
+	v := testValue("again")
+	addNoise(f, v) // the key lands on the third page: Put must page to find it
+	ctx := context.Background()
+	if err := s.Put(ctx, v, "enterprise"); err != nil {
+		t.Fatal(err)
+	}
+	f.requests()
+	if err := s.Put(ctx, v, "enterprise"); err != nil {
+		t.Fatal(err)
+	}
+	if got := writes(f.requests()); len(got) != 0 {
+		t.Errorf("second Put wrote %v, want nothing", got)
+	}
+	wantKey(t, f, v, "planent")
+}
+
+func TestPutMovesKeyOnTierChange(t *testing.T) {
+	f, s := setup(t)
+	v := testValue("move")
+	ctx := context.Background()
+	if err := s.Put(ctx, v, "individual"); err != nil {
+		t.Fatal(err)
+	}
+	f.requests()
+	if err := s.Put(ctx, v, "enterprise"); err != nil {
+		t.Fatal(err)
+	}
+	// Leaving first: the fake, like API Gateway, refuses a key in two plans of a stage.
+	if got, want := writes(f.requests()), []string{"DeleteUsagePlanKey planind", "CreateUsagePlanKey planent"}; !slices.Equal(got, want) {
+		t.Errorf("writes %v, want %v", got, want)
+	}
+	wantKey(t, f, v, "planent")
+}
+
+func TestPutRepairs(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		enabled bool
+		plans   []string
+		writes  []string
+	}{
+		{"key in no plan", true, nil, []string{"CreateUsagePlanKey planteam"}},
+		{"disabled key", false, []string{"planteam"}, []string{"UpdateApiKey"}},
+		{"key in the wrong plans", true, []string{"planind", "planent"}, []string{"DeleteUsagePlanKey planent", "DeleteUsagePlanKey planind", "CreateUsagePlanKey planteam"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f, s := setup(t)
+			v := testValue("repair")
+			k := f.addKey(v, v, c.enabled, c.plans...)
+			k.Description = description
+			if err := s.Put(context.Background(), v, "team"); err != nil {
+				t.Fatal(err)
+			}
+			if got := writes(f.requests()); !slices.Equal(got, c.writes) {
+				t.Errorf("writes %v, want %v", got, c.writes)
+			}
+			wantKey(t, f, v, "planteam")
+		})
+	}
+}
+
+// A create whose response was lost is retried by the SDK, and the retry meets
+// the key the first attempt made.
+func TestPutAfterLostCreateResponse(t *testing.T) {
+	f, s := setup(t)
+	v := testValue("lost")
+	f.fail("CreateApiKey", fakeFailure{http.StatusBadGateway, "InternalFailure", "upstream gone", true})
+	if err := s.Put(context.Background(), v, "individual"); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(f.requests(), "CreateApiKey"); n != 2 {
+		t.Errorf("%d CreateApiKey requests, want 2", n)
+	}
+	wantKey(t, f, v, "planind")
+}
+
+func TestPutUnknownTier(t *testing.T) {
+	f, s := setup(t)
+	v := testValue("tier")
+	err := s.Put(context.Background(), v, "gold")
+	if err == nil || !strings.Contains(err.Error(), `"gold"`) || !strings.Contains(err.Error(), "enterprise, individual, team") {
+		t.Errorf("Put(gold) = %v, want an error naming the tier and the known ones", err)
+	}
+	if log := f.requests(); len(log) != 0 {
+		t.Errorf("Put with an unknown tier sent %d requests", len(log))
+	}
+}
+
+func TestPutBadValue(t *testing.T) {
+	f, s := setup(t)
+	for _, v := range []string{"", "short", "dlu-has-a-dash-0123456789"} {
+		if err := s.Put(context.Background(), v, "team"); err == nil {
+			t.Errorf("Put(%q) succeeded", v)
+		}
+	}
+	if log := f.requests(); len(log) != 0 {
+		t.Errorf("Put with bad values sent %d requests", len(log))
+	}
+}
+
+func TestPutTwoKeysOfOneName(t *testing.T) {
+	f, s := setup(t)
+	v := testValue("twice")
+	f.addKey(v, v, true, "planteam")
+	f.addKey(v, testValue("someone else's"), true)
+	err := s.Put(context.Background(), v, "team")
+	if err == nil || !strings.Contains(err.Error(), "2 API keys are named") || strings.Contains(err.Error(), v) {
+		t.Errorf("Put = %v, want an error about two keys that hides the value", err)
+	}
+	if got := writes(f.requests()); len(got) != 0 {
+		t.Errorf("writes %v, want nothing", got)
+	}
+}
+
+func TestDelete(t *testing.T) {
+	f, s := setup(t)
+	v := testValue("delete")
+	addNoise(f, v)
+	ctx := context.Background()
+	if err := s.Put(ctx, v, "team"); err != nil {
+		t.Fatal(err)
+	}
+	f.requests()
+	if err := s.Delete(ctx, v); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := writes(f.requests()), []string{"DeleteApiKey"}; !slices.Equal(got, want) {
+		t.Errorf("writes %v, want %v", got, want)
+	}
+	if ks := f.named(v); len(ks) != 0 {
+		t.Errorf("key still there: %+v", ks)
+	}
+	if ks := f.named(v + "A"); len(ks) != 1 {
+		t.Errorf("Delete touched a key whose name only starts with the value")
+	}
+}
+
+func TestDeleteMissing(t *testing.T) {
+	f, s := setup(t)
+	addNoise(f, testValue("missing"))
+	if err := s.Delete(context.Background(), testValue("missing")); err != nil {
+		t.Fatal(err)
+	}
+	if got := writes(f.requests()); len(got) != 0 {
+		t.Errorf("writes %v, want nothing", got)
+	}
+}
+
+func TestDeleteRaceIsFine(t *testing.T) {
+	f, s := setup(t)
+	v := testValue("race")
+	f.addKey(v, v, true, "planteam")
+	// Another deleter got there between our lookup and our delete.
+	f.fail("DeleteApiKey", fakeFailure{http.StatusNotFound, "NotFoundException", "Invalid API Key identifier specified", true})
+	if err := s.Delete(context.Background(), v); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestThrottlingIsRetried(t *testing.T) {
+	f, s := setup(t)
+	v := testValue("throttled")
+	tooMany := fakeFailure{http.StatusTooManyRequests, "TooManyRequestsException", "Too Many Requests", false}
+	f.fail("GetApiKeys", tooMany)
+	f.fail("CreateUsagePlanKey", tooMany, tooMany)
+	if err := s.Put(context.Background(), v, "team"); err != nil {
+		t.Fatal(err)
+	}
+	log := f.requests()
+	if n := count(log, "CreateUsagePlanKey"); n != 3 {
+		t.Errorf("%d CreateUsagePlanKey requests, want 3 (two throttled)", n)
+	}
+	if n := count(log, "GetApiKeys"); n != 2 {
+		t.Errorf("%d GetApiKeys requests, want 2 (one throttled)", n)
+	}
+	wantKey(t, f, v, "planteam")
+}
+
+func TestAccessDenied(t *testing.T) {
+	denied := fakeFailure{http.StatusForbidden, "AccessDeniedException",
+		"User: arn:aws:sts::123456789012:assumed-role/indexer/x is not authorized to perform: apigateway:POST", false}
+	for _, c := range []struct{ op, plan string }{
+		{"GetApiKeys", ""},
+		{"CreateApiKey", ""},
+		{"GetUsagePlanKey", "planent"},
+		{"CreateUsagePlanKey", "planteam"},
+	} {
+		t.Run(c.op, func(t *testing.T) {
+			f, s := setup(t)
+			v := testValue("denied")
+			f.fail(c.op, denied, denied, denied)
+			err := s.Put(context.Background(), v, "team")
+			if err == nil {
+				t.Fatal("Put succeeded")
+			}
+			msg := err.Error()
+			for _, want := range []string{c.op, short(v), c.plan, "AccessDeniedException"} {
+				if !strings.Contains(msg, want) {
+					t.Errorf("error %q does not name %q", msg, want)
+				}
+			}
+			if strings.Contains(msg, v) {
+				t.Errorf("error %q contains the whole value", msg)
+			}
+			var apiErr smithy.APIError
+			if !errors.As(err, &apiErr) || apiErr.ErrorCode() != "AccessDeniedException" {
+				t.Errorf("error %v does not unwrap to the API error", err)
+			}
+			if n := count(f.requests(), c.op); n != 1 {
+				t.Errorf("%d %s requests, want 1: access denied is not retried", n, c.op)
+			}
+		})
+	}
+}
+
+// A transport error quotes the request URL, and GetApiKeys has the value in its
+// query: the error must not pass it on.
+func TestTransportErrorHidesValue(t *testing.T) {
+	f := newFake(t)
+	srv := httptest.NewServer(http.NotFoundHandler())
+	srv.Close() // nothing listens there now
+	s := &Syncer{Client: f.clientFor(srv.URL), Plans: testPlans}
+	v := testValue("offline")
+	for name, err := range map[string]error{
+		"Put":    s.Put(context.Background(), v, "team"),
+		"Delete": s.Delete(context.Background(), v),
+	} {
+		if err == nil {
+			t.Fatalf("%s succeeded with no server", name)
+		}
+		if strings.Contains(err.Error(), v) || !strings.Contains(err.Error(), short(v)) {
+			t.Errorf("%s error %q: want the value's prefix, not the value", name, err)
+		}
+	}
+}

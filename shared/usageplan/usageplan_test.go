@@ -1,0 +1,72 @@
+package usageplan
+
+import (
+	"maps"
+	"strings"
+	"testing"
+
+	doclib "github.com/doclib/doclib/shared"
+)
+
+func TestValue(t *testing.T) {
+	h := doclib.HashKey("dk_test_secret")
+	v := Value(h)
+
+	// Registered API keys and the authorizer must agree on every value ever
+	// issued: changing the scheme needs a migration, not just a code change.
+	const want = "dluf263d4ba90008a7aca3bb675022d9588db55cebc900aa453a8ce0f49eb934136"
+	if v != want {
+		t.Errorf("Value = %s, want %s", v, want)
+	}
+	if again := Value(doclib.HashKey("dk_test_secret")); again != v {
+		t.Errorf("Value not deterministic: %s then %s", v, again)
+	}
+	if len(v) < 20 || len(v) > 128 || !alnum(v) {
+		t.Errorf("Value %q: want 20-128 characters of [A-Za-z0-9]", v)
+	}
+	if strings.Contains(v, h.String()) {
+		t.Errorf("Value %q contains the key hash", v)
+	}
+	if other := Value(doclib.HashKey("dk_other_secret")); other == v {
+		t.Errorf("two hashes give the same value %s", v)
+	}
+}
+
+func TestParsePlans(t *testing.T) {
+	want := Plans{"individual": "abc123", "team": "def456", "enterprise": "ghi789"}
+	for _, in := range []string{
+		"individual=abc123,team=def456,enterprise=ghi789",
+		" enterprise = ghi789 , team=def456,individual=abc123 ",
+	} {
+		got, err := ParsePlans(in)
+		if err != nil {
+			t.Errorf("ParsePlans(%q): %v", in, err)
+		} else if !maps.Equal(got, want) {
+			t.Errorf("ParsePlans(%q) = %v, want %v", in, got, want)
+		}
+	}
+
+	// Tiers may share a usage plan.
+	if _, err := ParsePlans("individual=a1,team=a1,enterprise=b2"); err != nil {
+		t.Errorf("shared plan: %v", err)
+	}
+
+	for _, c := range []struct{ in, want string }{
+		{"", "set DOCLIB_USAGE_PLANS"},
+		{"  ", "set DOCLIB_USAGE_PLANS"},
+		{"individual=abc123,team=def456", `no usage plan for tier "enterprise"`},
+		{"individual=abc123,team=def456,enterprise=ghi789,gold=x1", `unknown tier "gold"`},
+		{"individual=abc123,team=def456,individual=x1,enterprise=ghi789", `tier "individual" twice`},
+		{"individual,team=def456,enterprise=ghi789", `"individual" is not tier=<usage plan id>`},
+		{"individual=,team=def456,enterprise=ghi789", `"individual=" is not tier=<usage plan id>`},
+		{"individual=abc123,,team=def456,enterprise=ghi789", "empty entry"},
+		{"individual=abc/123,team=def456,enterprise=ghi789", `usage plan id "abc/123"`},
+	} {
+		got, err := ParsePlans(c.in)
+		if err == nil {
+			t.Errorf("ParsePlans(%q) = %v, want an error", c.in, got)
+		} else if !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ParsePlans(%q) error %q does not say %q", c.in, err, c.want)
+		}
+	}
+}
