@@ -10,6 +10,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -70,6 +71,17 @@ func HashKey(secret string) KeyHash { return sha256.Sum256([]byte(secret)) }
 
 // String is the hash in hexadecimal, as stored.
 func (h KeyHash) String() string { return hex.EncodeToString(h[:]) }
+
+// ParseKeyHash reads a hash written by String.
+func ParseKeyHash(s string) (KeyHash, error) {
+	var h KeyHash
+	raw, err := hex.DecodeString(s)
+	if err != nil || len(raw) != len(h) {
+		return h, fmt.Errorf("%q is not a SHA-256 in hexadecimal", s)
+	}
+	copy(h[:], raw)
+	return h, nil
+}
 
 // APIKey is a stored key: its hash, never its secret.
 type APIKey struct {

@@ -119,6 +119,8 @@ type Principal struct {
 	// OwnProviderKey is true when the workspace brings its own AI provider key:
 	// its searches are never metered.
 	OwnProviderKey bool
+	// ExpiresAt is the key's expiry; zero for a key that never expires.
+	ExpiresAt time.Time
 }
 
 // Sees reports whether the principal may see a library. Libraries of other

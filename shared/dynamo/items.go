@@ -1,7 +1,6 @@
 package dynamo
 
 import (
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -186,12 +185,10 @@ func (w *workspaceItem) domain(credit int64) *doclib.Workspace {
 }
 
 func (k *keyItem) domain() (*doclib.APIKey, error) {
-	raw, err := hex.DecodeString(k.Hash)
-	var h doclib.KeyHash
-	if err != nil || len(raw) != len(h) {
+	h, err := doclib.ParseKeyHash(k.Hash)
+	if err != nil {
 		return nil, fmt.Errorf("dynamo: key %s: the stored hash is not a SHA-256", k.ID)
 	}
-	copy(h[:], raw)
 	key := &doclib.APIKey{ID: k.ID, WorkspaceID: k.WorkspaceID, DeviceID: k.DeviceID, Hash: h,
 		AllLibraries: k.AllLibraries, Libraries: k.Libraries, RecordingDetails: k.RecordingDetails}
 	if k.ExpiresAt != "" {

@@ -158,3 +158,35 @@ func (t *Table) RevokeKey(ctx context.Context, workspaceID, id string) error {
 	}
 	return nil
 }
+
+// WorkspaceKeyHashes lists the hashes of a workspace's keys, from their
+// listing items: what the indexer needs to move every key of a workspace to
+// the usage plan of its new tier.
+func (s *Store) WorkspaceKeyHashes(ctx context.Context, workspaceID string) ([]doclib.KeyHash, error) {
+	var out []doclib.KeyHash
+	var decodeErr error
+	err := s.t.query(ctx, "list key hashes", &dynamodb.QueryInput{
+		KeyConditionExpression:    aws.String("pk = :pk AND begins_with(sk, :k)"),
+		ExpressionAttributeValues: item{":pk": str(pkWorkspace(workspaceID)), ":k": str("KEY#")},
+		ProjectionExpression:      aws.String("#h"),
+		ExpressionAttributeNames:  map[string]string{"#h": "hash"},
+	}, func(it item) bool {
+		var k struct {
+			Hash string `dynamodbav:"hash"`
+		}
+		if decodeErr = attributevalue.UnmarshalMap(it, &k); decodeErr != nil {
+			return false
+		}
+		h, err := doclib.ParseKeyHash(k.Hash)
+		if err != nil {
+			decodeErr = fmt.Errorf("dynamo: key listing of workspace %s: %w", workspaceID, err)
+			return false
+		}
+		out = append(out, h)
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, decodeErr
+}

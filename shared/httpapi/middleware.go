@@ -158,15 +158,11 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// authenticate checks the bearer key and puts the principal in the context.
+// authenticate finds who the request acts for and puts the principal in the
+// context.
 func (s *server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		secret, err := bearer(r.Header.Values("Authorization"))
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		p, err := s.Service.Authenticate(r.Context(), secret)
+		p, err := s.Authenticate(r)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
@@ -175,8 +171,19 @@ func (s *server) authenticate(next http.Handler) http.Handler {
 	})
 }
 
-// bearer extracts the secret of an "Authorization: Bearer <key>" header.
-func bearer(values []string) (string, error) {
+// bearerKey checks the request's bearer key: the default Authenticate.
+func (s *server) bearerKey(r *http.Request) (*doclib.Principal, error) {
+	secret, err := Bearer(r.Header.Values("Authorization"))
+	if err != nil {
+		return nil, err
+	}
+	return s.Service.Authenticate(r.Context(), secret)
+}
+
+// Bearer extracts the secret of an "Authorization: Bearer <key>" header from
+// the header's values. No header gives an empty secret, which Authenticate
+// answers with 401 unauthorised; the Lambda authorizer uses it too.
+func Bearer(values []string) (string, error) {
 	switch {
 	case len(values) == 0:
 		return "", nil // Authenticate names the missing key

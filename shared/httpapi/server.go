@@ -34,6 +34,11 @@ type Config struct {
 	// ClientIP returns the client's address for the per-IP limit; the default is
 	// the host of RemoteAddr (what API Gateway's source IP becomes in Lambda).
 	ClientIP func(*http.Request) string
+	// Authenticate returns who a request acts for, or the error to answer
+	// (401 in the spec's codes). The default checks the Authorization header's
+	// bearer key with Service.Authenticate; behind API Gateway the Lambda
+	// authorizer has done that, and the principal comes from its context.
+	Authenticate func(*http.Request) (*doclib.Principal, error)
 }
 
 // Defaults of the spec's limits.
@@ -72,6 +77,9 @@ func NewServer(cfg Config) http.Handler {
 		cfg.ClientIP = remoteHost
 	}
 	s := &server{Config: cfg, mux: http.NewServeMux()}
+	if s.Authenticate == nil {
+		s.Authenticate = s.bearerKey
+	}
 	s.routes()
 	// Outermost first: every response gets an ID and a log line, a panic anywhere
 	// becomes a 500, then the checks in the order of decisions.md.

@@ -117,7 +117,7 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (*doclib.Prin
 	}
 	p := &doclib.Principal{KeyID: key.ID, WorkspaceID: key.WorkspaceID, Plan: ws.Plan,
 		AllLibraries: key.AllLibraries, RecordingDetails: key.RecordingDetails,
-		Suspended: ws.Subscription == doclib.SubscriptionSuspended, OwnProviderKey: ws.OwnProviderKey}
+		Suspended: ws.Subscription == doclib.SubscriptionSuspended, OwnProviderKey: ws.OwnProviderKey, ExpiresAt: key.ExpiresAt}
 	if !key.AllLibraries {
 		p.Libraries = make(map[string]bool, len(key.Libraries))
 		for _, id := range key.Libraries {
