@@ -72,6 +72,10 @@ type Indexer struct {
 	Logger *slog.Logger
 	// BatchSize is the number of documents per Upsert; 0 means DefaultBatchSize.
 	BatchSize int
+	// Usage, with Keys, keeps API Gateway's usage plans in step with the
+	// table's keys; nil when the API is not behind usage plans (tests, local).
+	Usage UsageKeys
+	Keys  KeySource
 }
 
 // Change is what one stream record asks the indexer to look at again. Affected
@@ -82,13 +86,18 @@ type Change struct {
 	Documents []string
 	// Libraries stand for every document they list.
 	Libraries []string
-	// Workspaces stand for every document of every library they hold.
+	// Workspaces stand for every document of every library they hold, and,
+	// with usage sync on, for every key of the workspace (its tier changed).
 	Workspaces []string
+	// Keys are keys whose usage registration is looked at again (usage sync
+	// on only).
+	Keys []doclib.KeyHash
 }
 
-// Empty reports whether the record touches nothing the index holds.
+// Empty reports whether the record touches nothing the index or the usage
+// plans hold.
 func (c Change) Empty() bool {
-	return len(c.Documents) == 0 && len(c.Libraries) == 0 && len(c.Workspaces) == 0
+	return len(c.Documents) == 0 && len(c.Libraries) == 0 && len(c.Workspaces) == 0 && len(c.Keys) == 0
 }
 
 // Attribute names of the table (shared/dynamo/items.go).
@@ -109,9 +118,11 @@ const (
 //   - WS#<ws> with sk WS: every document of the workspace, but only when plan
 //     differs between OldImage and NewImage (an INSERT or REMOVE counts as a
 //     change from or to no plan): recording readability depends on the plan.
+//   - KEY#<hash> with sk KEY (a key): with usage sync on (Usage set), that key's
+//     usage registration; otherwise nothing.
 //   - Everything else touches nothing: LIB#<l> items (D#<d>, the list copy of a
 //     document whose own A item always changes with it, and G#… graphs),
-//     KEY#…, RL#…, and WS# items CREDIT, DEV#…, KEY#…, SLUG#….
+//     RL#…, and WS# items CREDIT, DEV#…, KEY#…, SLUG#….
 //
 // D# copies are left out on purpose: they live in another partition, so their
 // records may reach another shard and race the A item's record, re-reading the
@@ -123,7 +134,7 @@ const (
 // every import. Missing images are taken as a change.
 //
 // An error means a poisoned record: no string pk and sk, a key of a known kind
-// with an empty ID, or an unknown eventName.
+// with an empty ID or a malformed hash, or an unknown eventName.
 func (x *Indexer) Affected(rec events.DynamoDBEventRecord) (Change, error) {
 	switch rec.EventName {
 	case string(events.DynamoDBOperationTypeInsert), string(events.DynamoDBOperationTypeModify),
@@ -141,6 +152,15 @@ func (x *Indexer) Affected(rec events.DynamoDBEventRecord) (Change, error) {
 	}
 	kind, id, _ := strings.Cut(pk, "#")
 	switch kind + "#" {
+	case "KEY#":
+		if x.Usage == nil || sk != "KEY" || !contentChanged(rec) {
+			return Change{}, nil
+		}
+		h, err := doclib.ParseKeyHash(id)
+		if err != nil {
+			return Change{}, fmt.Errorf("pk %q: %w", pk, err)
+		}
+		return Change{Keys: []doclib.KeyHash{h}}, nil
 	case "DOC#":
 		if id == "" {
 			return Change{}, fmt.Errorf("pk %q: no document ID", pk)
@@ -266,6 +286,12 @@ func (x *Indexer) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 	libErrs := map[string]error{}
 	wsDocs := map[string][]string{}
 	wsErrs := map[string]error{}
+	keyRecords := map[doclib.KeyHash][]int{}
+	addKey := func(h doclib.KeyHash, i int) {
+		if rs := keyRecords[h]; len(rs) == 0 || rs[len(rs)-1] != i {
+			keyRecords[h] = append(rs, i)
+		}
+	}
 
 	for i, rec := range ev.Records {
 		c, err := x.Affected(rec)
@@ -293,6 +319,20 @@ func (x *Indexer) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 				failed[i] = true
 			}
 			ids = append(ids, docs...)
+			if x.Usage != nil { // the workspace's tier changed: move its keys
+				hashes, err := x.Keys.WorkspaceKeyHashes(ctx, ws)
+				if err != nil {
+					log.Error("indexer: list workspace keys", "workspace", ws,
+						"sequenceNumber", rec.Change.SequenceNumber, "error", err)
+					failed[i] = true
+				}
+				for _, h := range hashes {
+					addKey(h, i)
+				}
+			}
+		}
+		for _, h := range c.Keys {
+			addKey(h, i)
 		}
 		for _, id := range ids {
 			if rs := docRecords[id]; len(rs) == 0 || rs[len(rs)-1] != i {
@@ -305,6 +345,14 @@ func (x *Indexer) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 	for id := range failedDocs {
 		for _, i := range docRecords[id] {
 			failed[i] = true
+		}
+	}
+	if len(keyRecords) > 0 {
+		hashes := slices.SortedFunc(maps.Keys(keyRecords), func(a, b doclib.KeyHash) int { return bytes.Compare(a[:], b[:]) })
+		for h := range x.syncKeys(ctx, hashes) {
+			for _, i := range keyRecords[h] {
+				failed[i] = true
+			}
 		}
 	}
 
