@@ -1,0 +1,11 @@
+// Command libraries is the Lambda function behind API Gateway for the libraries
+// routes (httpapi.Routes of group "libraries"): the shared handler, wired once
+// per container by awsapp.
+package main
+
+import (
+	"github.com/doclib/doclib/shared/awsapp"
+	"github.com/doclib/doclib/shared/httpapi"
+)
+
+func main() { awsapp.Main(awsapp.APIGroup(httpapi.GroupLibraries)) }
