@@ -1,0 +1,65 @@
+// Command infra is doclib's AWS CDK app: `go run ./infra` from the repository
+// root (cdk.json's "app") synthesizes the stack of one customer, e.g.
+//
+//	cdk deploy -c customer=acme
+//	CDK_OUTDIR=/tmp/out go run ./infra   # the template, without the CDK CLI
+//
+// It builds the Lambda functions from ./functions itself (no Docker) and
+// checks the stack with cdk-nag's AwsSolutions rules: an unsuppressed
+// finding is an error that fails `cdk deploy`. infra/README.md lists the
+// context values.
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
+
+	"github.com/doclib/doclib/infra/stack"
+	"github.com/doclib/doclib/shared/awsapp"
+)
+
+func main() {
+	// No jsii.Close(): in jsii-runtime-go 1.127 it races with the runtime's
+	// own wait for its node process and may print a misleading "Runtime
+	// process exited abnormally"; node ends by itself when the app does.
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "infra:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	app := awscdk.NewApp(nil)
+	cfg, err := stack.ParseConfig(func(key string) any { return app.Node().TryGetContext(jsii.String(key)) })
+	if err != nil {
+		return err
+	}
+	bins, err := binaries(*app.Outdir())
+	if err != nil {
+		return err
+	}
+	if _, err := stack.New(app, cfg, bins); err != nil {
+		return err
+	}
+	awscdk.Aspects_Of(app).Add(cdknag.NewAwsSolutionsChecks(&cdknag.NagPackProps{Verbose: jsii.Bool(true)}), nil)
+	app.Synth(nil)
+	return nil
+}
+
+// binaries builds the functions into the output directory, or takes them
+// from $DOCLIB_LAMBDA_DIR when set.
+func binaries(outdir string) (stack.Binaries, error) {
+	if dir := os.Getenv(stack.EnvPrebuilt); dir != "" {
+		return stack.Prebuilt(dir, awsapp.Functions)
+	}
+	root, err := stack.ModuleRoot()
+	if err != nil {
+		return nil, err
+	}
+	return stack.Build(root, filepath.Join(outdir, "doclib-functions"), awsapp.Functions)
+}

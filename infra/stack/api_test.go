@@ -1,0 +1,392 @@
+package stack
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/aws/jsii-runtime-go"
+
+	doclib "github.com/doclib/doclib/shared"
+	"github.com/doclib/doclib/shared/httpapi"
+	"github.com/doclib/doclib/shared/usageplan"
+)
+
+// TestAPIResourcesAreTheRoutes checks that API Gateway knows exactly the
+// paths of httpapi.Routes (and the parent segments holding them), and that
+// each route has one method, ANY, proxied to its group's function behind the
+// REQUEST authorizer with a required API key.
+//
+// ANY, not GET: decisions.md wants a wrong method on a known path to answer
+// 405 method_not_allowed after authentication, which only the handler can do;
+// API Gateway would refuse a method it does not know before the authorizer.
+func TestAPIResourcesAreTheRoutes(t *testing.T) {
+	for _, variant := range []map[string]any{defaultContext, serverlessContext} {
+		s := synth(t, variant)
+		api := s.one(t, "AWS::ApiGateway::RestApi")
+		authorizer := s.one(t, "AWS::ApiGateway::Authorizer")
+
+		// Rebuild each resource's path from its parent chain.
+		parent := map[string]string{}
+		part := map[string]string{}
+		for _, r := range s.resources("AWS::ApiGateway::Resource") {
+			if ref(r.Props["RestApiId"]) != api.ID {
+				t.Errorf("resource %s of another API", r.ID)
+			}
+			part[r.ID] = r.Props["PathPart"].(string)
+			if id, attr := getAtt(r.Props["ParentId"]); id == api.ID && attr == "RootResourceId" {
+				parent[r.ID] = ""
+			} else {
+				parent[r.ID] = ref(r.Props["ParentId"])
+			}
+		}
+		var path func(id string) string
+		path = func(id string) string {
+			if id == "" {
+				return ""
+			}
+			return path(parent[id]) + "/" + part[id]
+		}
+		byPath := map[string]string{}
+		for id := range part {
+			byPath[path(id)] = id
+		}
+
+		want := map[string]bool{}
+		groupOf := map[string]string{}
+		for _, rt := range httpapi.Routes {
+			groupOf[rt.Path] = rt.Group
+			segs := strings.Split(strings.TrimPrefix(rt.Path, "/"), "/")
+			for i := range segs {
+				want["/"+strings.Join(segs[:i+1], "/")] = true
+			}
+		}
+		var got, wanted []string
+		for p := range byPath {
+			got = append(got, p)
+		}
+		for p := range want {
+			wanted = append(wanted, p)
+		}
+		sort.Strings(got)
+		sort.Strings(wanted)
+		if !reflect.DeepEqual(got, wanted) {
+			t.Fatalf("API resources\n got %v\nwant %v (the routes and their parents)", got, wanted)
+		}
+
+		methods := map[string][]resource{} // by path
+		for _, m := range s.resources("AWS::ApiGateway::Method") {
+			id := ref(m.Props["ResourceId"])
+			if id == "" {
+				t.Errorf("method %s is on the root resource", m.ID)
+				continue
+			}
+			methods[path(id)] = append(methods[path(id)], m)
+		}
+		for p := range byPath {
+			group, isRoute := groupOf[p]
+			ms := methods[p]
+			if !isRoute {
+				if len(ms) != 0 {
+					t.Errorf("%s is only a parent segment but has %d methods", p, len(ms))
+				}
+				continue
+			}
+			if len(ms) != 1 {
+				t.Errorf("route %s has %d methods, want exactly one (ANY)", p, len(ms))
+				continue
+			}
+			m := ms[0].Props
+			if m["HttpMethod"] != "ANY" {
+				t.Errorf("route %s: method %v, want ANY", p, m["HttpMethod"])
+			}
+			if m["AuthorizationType"] != "CUSTOM" || ref(m["AuthorizerId"]) != authorizer.ID {
+				t.Errorf("route %s: authorization %v %v, want the REQUEST authorizer", p, m["AuthorizationType"], m["AuthorizerId"])
+			}
+			if m["ApiKeyRequired"] != true {
+				t.Errorf("route %s: ApiKeyRequired %v, want true (usage plans apply only then)", p, m["ApiKeyRequired"])
+			}
+			in := m["Integration"].(map[string]any)
+			fn := s.functionID(t, group)
+			if in["Type"] != "AWS_PROXY" || in["IntegrationHttpMethod"] != "POST" ||
+				!strings.Contains(render(in["Uri"]), "/functions/<"+fn+".Arn>/invocations") {
+				t.Errorf("route %s: integration %s %s, want AWS_PROXY to the %s function", p, in["Type"], render(in["Uri"]), group)
+			}
+		}
+		if n := len(s.resources("AWS::ApiGateway::Method")); n != len(httpapi.Routes) {
+			t.Errorf("%d methods for %d routes", n, len(httpapi.Routes))
+		}
+	}
+}
+
+func TestAuthorizerAndKeySource(t *testing.T) {
+	for _, variant := range []map[string]any{defaultContext, serverlessContext} {
+		s := synth(t, variant)
+		a := s.one(t, "AWS::ApiGateway::Authorizer").Props
+		if a["Type"] != "REQUEST" || a["IdentitySource"] != "method.request.header.Authorization" {
+			t.Errorf("authorizer %v from %v, want REQUEST from the Authorization header", a["Type"], a["IdentitySource"])
+		}
+		if a["AuthorizerResultTtlInSeconds"] != float64(s.cfg.AuthorizerCacheSeconds) {
+			t.Errorf("authorizer TTL %v, want %d", a["AuthorizerResultTtlInSeconds"], s.cfg.AuthorizerCacheSeconds)
+		}
+		if !strings.Contains(render(a["AuthorizerUri"]), "<"+s.functionID(t, "authorizer")+".Arn>") {
+			t.Errorf("authorizer calls %s", render(a["AuthorizerUri"]))
+		}
+		if k := s.one(t, "AWS::ApiGateway::RestApi").Props["ApiKeySourceType"]; k != "AUTHORIZER" {
+			t.Errorf("API key source %v, want AUTHORIZER", k)
+		}
+		stage := s.one(t, "AWS::ApiGateway::Stage").Props
+		if stage["StageName"] != StageName || stage["TracingEnabled"] != true {
+			t.Errorf("stage %v tracing %v", stage["StageName"], stage["TracingEnabled"])
+		}
+		settings := list(stage["MethodSettings"])
+		if len(settings) != 1 {
+			t.Fatalf("method settings %v", settings)
+		}
+		ms := settings[0].(map[string]any)
+		if ms["LoggingLevel"] != "ERROR" || ms["DataTraceEnabled"] != false || ms["ResourcePath"] != "/*" || ms["HttpMethod"] != "*" ||
+			ms["ThrottlingRateLimit"] != nil || ms["ThrottlingBurstLimit"] != nil {
+			t.Errorf("method settings %v: want ERROR logging, no data trace, no stage throttling", ms)
+		}
+		access := stage["AccessLogSetting"].(map[string]any)
+		var line map[string]any
+		sample := strings.NewReplacer("$context.status", "200", "$context.responseLatency", "12").Replace(access["Format"].(string))
+		if err := json.Unmarshal([]byte(sample), &line); err != nil {
+			t.Fatalf("access log format is not JSON: %v\n%s", err, access["Format"])
+		}
+		for _, k := range []string{"requestId", "ip", "method", "path", "status", "latencyMs", "authorizerError"} {
+			if _, ok := line[k]; !ok {
+				t.Errorf("access log has no %s", k)
+			}
+		}
+	}
+}
+
+// TestUsagePlans checks one plan per tier, throttled per key at the key limit,
+// on the stage, and that the indexer's DOCLIB_USAGE_PLANS parses into them.
+func TestUsagePlans(t *testing.T) {
+	for _, variant := range []map[string]any{defaultContext, serverlessContext} {
+		s := synth(t, variant)
+		stage := s.one(t, "AWS::ApiGateway::Stage")
+		must(t, "three usage plans", func() { s.template.ResourceCountIs(jsii.String("AWS::ApiGateway::UsagePlan"), jsii.Number(3)) })
+		plans := s.resources("AWS::ApiGateway::UsagePlan")
+		if len(plans) != 3 {
+			t.Fatalf("%d usage plans, want 3", len(plans))
+		}
+		byTier := map[string]string{}
+		for _, p := range plans {
+			name := p.Props["UsagePlanName"].(string)
+			tier := strings.TrimPrefix(name, s.cfg.ResourcePrefix()+"-")
+			byTier[tier] = p.ID
+			th := p.Props["Throttle"].(map[string]any)
+			if th["RateLimit"] != float64(s.cfg.KeyLimit)/60 || th["BurstLimit"] != float64(s.cfg.KeyLimit) {
+				t.Errorf("plan %s throttles at %v/s, burst %v; want %v/s, burst %d", name, th["RateLimit"], th["BurstLimit"],
+					float64(s.cfg.KeyLimit)/60, s.cfg.KeyLimit)
+			}
+			if p.Props["Quota"] != nil {
+				t.Errorf("plan %s has a quota", name)
+			}
+			st := list(p.Props["ApiStages"])
+			if len(st) != 1 || ref(st[0].(map[string]any)["Stage"]) != stage.ID {
+				t.Errorf("plan %s is on stages %v", name, st)
+			}
+		}
+		for _, tier := range []string{string(doclib.PlanIndividual), string(doclib.PlanTeam), string(doclib.PlanEnterprise)} {
+			if byTier[tier] == "" {
+				t.Errorf("no usage plan for tier %s (plans %v)", tier, byTier)
+			}
+		}
+		// The indexer gets them as individual=<id>,team=<id>,enterprise=<id>.
+		env := s.env(t, "indexer")
+		rendered := strings.NewReplacer("<", "", ">", "").Replace(render(env["DOCLIB_USAGE_PLANS"]))
+		parsed, err := usageplan.ParsePlans(rendered)
+		if err != nil {
+			t.Fatalf("DOCLIB_USAGE_PLANS %s: %v", rendered, err)
+		}
+		for tier, id := range byTier {
+			if parsed[tier] != id {
+				t.Errorf("DOCLIB_USAGE_PLANS gives tier %s the plan %s, want %s", tier, parsed[tier], id)
+			}
+		}
+	}
+}
+
+func TestWAF(t *testing.T) {
+	for _, variant := range []map[string]any{defaultContext, serverlessContext} {
+		s := synth(t, variant)
+		acl := s.one(t, "AWS::WAFv2::WebACL")
+		if acl.Props["Scope"] != "REGIONAL" {
+			t.Errorf("scope %v", acl.Props["Scope"])
+		}
+		if _, ok := acl.Props["DefaultAction"].(map[string]any)["Allow"]; !ok {
+			t.Errorf("default action %v, want Allow", acl.Props["DefaultAction"])
+		}
+		rules := list(acl.Props["Rules"])
+		if len(rules) != 1 {
+			t.Fatalf("%d rules, want the one per-IP rate rule", len(rules))
+		}
+		rule := rules[0].(map[string]any)
+		rate := rule["Statement"].(map[string]any)["RateBasedStatement"].(map[string]any)
+		if rate["Limit"] != float64(s.cfg.IPLimit) || rate["EvaluationWindowSec"] != float64(60) || rate["AggregateKeyType"] != "IP" {
+			t.Errorf("rate rule %v, want %d per IP per 60 s", rate, s.cfg.IPLimit)
+		}
+		resp := rule["Action"].(map[string]any)["Block"].(map[string]any)["CustomResponse"].(map[string]any)
+		if resp["ResponseCode"] != float64(429) {
+			t.Errorf("block answers %v, want 429", resp["ResponseCode"])
+		}
+		headers := list(resp["ResponseHeaders"])
+		if len(headers) != 1 || headers[0].(map[string]any)["Name"] != "Retry-After" || headers[0].(map[string]any)["Value"] != "60" {
+			t.Errorf("block headers %v, want Retry-After: 60", headers)
+		}
+		body := acl.Props["CustomResponseBodies"].(map[string]any)[resp["CustomResponseBodyKey"].(string)].(map[string]any)
+		if body["ContentType"] != "APPLICATION_JSON" {
+			t.Errorf("block body type %v", body["ContentType"])
+		}
+		if code := errorShape(t, "WAF block", body["Content"].(string)); code != doclib.ERateLimited {
+			t.Errorf("WAF block code %q, want rate_limited", code)
+		}
+		assoc := s.one(t, "AWS::WAFv2::WebACLAssociation").Props
+		stage := s.one(t, "AWS::ApiGateway::Stage").ID
+		if id, _ := getAtt(assoc["WebACLArn"]); id != acl.ID || !strings.HasSuffix(render(assoc["ResourceArn"]), "/stages/<"+stage+">") {
+			t.Errorf("association %v -> %s, want the web ACL on the stage", assoc["WebACLArn"], render(assoc["ResourceArn"]))
+		}
+	}
+}
+
+// knownCodes are the error codes a body may carry: the spec's and the
+// project's (shared/errors.go).
+var knownCodes = []string{doclib.EBadRequest, doclib.EUnauthorised, doclib.EKeyExpired, doclib.EKeyDeviceRemoved,
+	doclib.EInsufficientCredit, doclib.ESubscriptionSuspend, doclib.EForbidden, doclib.ENotFound, doclib.EMethodNotAllowed,
+	doclib.ERateLimited, doclib.EInternal, doclib.EUnavailable}
+
+// errorShape checks that body is exactly {"error":{"code":…,"message":…}}
+// with a known code and a message, and returns the code.
+func errorShape(t *testing.T, what, body string) string {
+	t.Helper()
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(body), &top); err != nil {
+		t.Errorf("%s: body is not JSON: %v\n%s", what, err, body)
+		return ""
+	}
+	var e map[string]string
+	if len(top) != 1 || json.Unmarshal(top["error"], &e) != nil || len(e) != 2 || e["message"] == "" {
+		t.Errorf("%s: body %s is not {\"error\":{\"code\":…,\"message\":…}}", what, body)
+		return ""
+	}
+	if !slices.Contains(knownCodes, e["code"]) {
+		t.Errorf("%s: code %q is no known error code", what, e["code"])
+	}
+	for _, jargon := range []string{"Missing Authentication Token", "Forbidden", "Unauthorized", "Internal server error", "Endpoint request timed out", "User is not authorized"} {
+		if strings.Contains(e["message"], jargon) {
+			t.Errorf("%s: message %q has API Gateway's jargon %q", what, e["message"], jargon)
+		}
+	}
+	return e["code"]
+}
+
+// TestGatewayResponses checks a response for every type API Gateway can
+// produce, in the API's error shape, with the statuses decisions.md wants.
+func TestGatewayResponses(t *testing.T) {
+	// Status and code per type; "" status keeps API Gateway's own.
+	want := map[string][2]string{
+		"ACCESS_DENIED":                  {"401", "<authorizer>"},
+		"UNAUTHORIZED":                   {"401", doclib.EUnauthorised},
+		"EXPIRED_TOKEN":                  {"401", doclib.EUnauthorised},
+		"INVALID_SIGNATURE":              {"401", doclib.EUnauthorised},
+		"INVALID_API_KEY":                {"403", doclib.EForbidden},
+		"AUTHORIZER_FAILURE":             {"503", doclib.EUnavailable},
+		"AUTHORIZER_CONFIGURATION_ERROR": {"503", doclib.EUnavailable},
+		"THROTTLED":                      {"429", doclib.ERateLimited},
+		"QUOTA_EXCEEDED":                 {"429", doclib.ERateLimited},
+		"WAF_FILTERED":                   {"429", doclib.ERateLimited},
+		"MISSING_AUTHENTICATION_TOKEN":   {"404", doclib.ENotFound},
+		"RESOURCE_NOT_FOUND":             {"404", doclib.ENotFound},
+		"INTEGRATION_FAILURE":            {"503", doclib.EUnavailable},
+		"INTEGRATION_TIMEOUT":            {"503", doclib.EUnavailable},
+		"BAD_REQUEST_BODY":               {"400", doclib.EBadRequest},
+		"BAD_REQUEST_PARAMETERS":         {"400", doclib.EBadRequest},
+		"REQUEST_TOO_LARGE":              {"413", doclib.EBadRequest},
+		"UNSUPPORTED_MEDIA_TYPE":         {"415", doclib.EBadRequest},
+		"API_CONFIGURATION_ERROR":        {"500", doclib.EInternal},
+		"DEFAULT_4XX":                    {"", doclib.EBadRequest},
+		"DEFAULT_5XX":                    {"", doclib.EUnavailable},
+	}
+	retryAfter := map[string]bool{"THROTTLED": true, "QUOTA_EXCEEDED": true, "WAF_FILTERED": true}
+	for _, variant := range []map[string]any{defaultContext, serverlessContext} {
+		s := synth(t, variant)
+		seen := map[string]bool{}
+		for _, r := range s.resources("AWS::ApiGateway::GatewayResponse") {
+			typ := r.Props["ResponseType"].(string)
+			seen[typ] = true
+			w, ok := want[typ]
+			if !ok {
+				t.Errorf("unexpected gateway response %s", typ)
+				continue
+			}
+			status, _ := r.Props["StatusCode"].(string)
+			if status != w[0] {
+				t.Errorf("%s: status %q, want %q", typ, status, w[0])
+			}
+			tmpl, _ := r.Props["ResponseTemplates"].(map[string]any)["application/json"].(string)
+			// Templates substitute variables only: try the authorizer's
+			// codes, as the Deny context carries them.
+			codes := []string{doclib.EUnauthorised, doclib.EKeyExpired, doclib.EKeyDeviceRemoved}
+			if w[1] != "<authorizer>" {
+				codes = codes[:1]
+				if strings.Contains(tmpl, "$context") {
+					t.Errorf("%s: template %s uses a context variable", typ, tmpl)
+				}
+			} else if !strings.Contains(tmpl, `"$context.authorizer.code"`) || !strings.Contains(tmpl, `"$context.authorizer.message"`) {
+				t.Errorf("%s: template %s does not pass the authorizer's code and message", typ, tmpl)
+			}
+			for _, c := range codes {
+				body := strings.NewReplacer("$context.authorizer.code", c, "$context.authorizer.message", "The API key has expired.").Replace(tmpl)
+				code := errorShape(t, typ, body)
+				if w[1] != "<authorizer>" && code != w[1] {
+					t.Errorf("%s: code %q, want %q", typ, code, w[1])
+				}
+				if w[1] == "<authorizer>" && code != c {
+					t.Errorf("%s: code %q, want the authorizer's %q", typ, code, c)
+				}
+			}
+			params, _ := r.Props["ResponseParameters"].(map[string]any)
+			if params["gatewayresponse.header.X-Request-Id"] != "context.requestId" {
+				t.Errorf("%s: X-Request-Id %v, want the request ID", typ, params["gatewayresponse.header.X-Request-Id"])
+			}
+			if params["gatewayresponse.header.Content-Type"] != "'application/json; charset=utf-8'" {
+				t.Errorf("%s: Content-Type %v", typ, params["gatewayresponse.header.Content-Type"])
+			}
+			ra, has := params["gatewayresponse.header.Retry-After"].(string)
+			if has != retryAfter[typ] {
+				t.Errorf("%s: Retry-After %q present=%v, want present=%v", typ, ra, has, retryAfter[typ])
+			}
+			if has && (len(ra) < 3 || ra[0] != '\'' || ra[len(ra)-1] != '\'' || ra == "'0'") {
+				t.Errorf("%s: Retry-After %s is not a quoted positive number", typ, ra)
+			}
+		}
+		for typ := range want {
+			if !seen[typ] {
+				t.Errorf("no gateway response for %s", typ)
+			}
+		}
+		thr := s.gatewayResponse(t, "THROTTLED")["gatewayresponse.header.Retry-After"]
+		if thr != fmt.Sprintf("'%d'", s.cfg.ThrottleRetryAfter()) {
+			t.Errorf("THROTTLED Retry-After %v", thr)
+		}
+	}
+}
+
+func (s *synthesized) gatewayResponse(t *testing.T, typ string) map[string]any {
+	for _, r := range s.resources("AWS::ApiGateway::GatewayResponse") {
+		if r.Props["ResponseType"] == typ {
+			p, _ := r.Props["ResponseParameters"].(map[string]any)
+			return p
+		}
+	}
+	t.Fatalf("no gateway response %s", typ)
+	return nil
+}

@@ -1,0 +1,95 @@
+package stack
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// Binaries maps each function name (awsapp.Functions) to a directory that
+// holds its Lambda executable, named bootstrap.
+type Binaries map[string]string
+
+// EnvPrebuilt names a directory of prebuilt functions, <dir>/<name>/bootstrap:
+// when it is set, the app uses them instead of building (the tests build once
+// and synthesize several times).
+const EnvPrebuilt = "DOCLIB_LAMBDA_DIR"
+
+// ModuleRoot returns the directory of the go.mod that encloses the working
+// directory: `go run ./infra` runs from the repository root, `go test` from
+// infra/stack, and both must find ./functions.
+func ModuleRoot() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("find the module root (go env GOMOD): %w", err)
+	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == os.DevNull {
+		return "", errors.New("find the module root: the working directory is not inside the doclib module; run the app from the repository")
+	}
+	return filepath.Dir(gomod), nil
+}
+
+// Build compiles each function's main, ./functions/<name> under root, into
+// outDir/<name>/bootstrap for Lambda's provided.al2023 runtime on arm64. The
+// builds run in parallel; Go's build cache makes a rebuild of unchanged code
+// a link step. The error names every function that failed, with the
+// compiler's output.
+func Build(root, outDir string, names []string) (Binaries, error) {
+	bins := Binaries{}
+	errs := make([]error, len(names))
+	var wg sync.WaitGroup
+	for i, name := range names {
+		dir := filepath.Join(outDir, name)
+		bins[name] = dir
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = buildOne(root, dir, name)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return bins, nil
+}
+
+func buildOne(root, dir, name string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("build function %s: %w", name, err)
+	}
+	// lambda.norpc drops the RPC mode only the go1.x runtime used; -trimpath
+	// and -buildvcs=false make the binary depend on the code alone, so that
+	// its asset hash, and with it the deployed function, changes only when
+	// the code does (not with every commit or checkout path).
+	cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-buildvcs=false",
+		"-ldflags=-s -w", "-o", filepath.Join(dir, "bootstrap"), "./functions/"+name)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("build function %s (./functions/%s for linux/arm64): %v\n%s", name, name, err, strings.TrimSpace(out.String()))
+	}
+	return nil
+}
+
+// Prebuilt returns the binaries under dir, <dir>/<name>/bootstrap, and
+// reports a function whose bootstrap is missing.
+func Prebuilt(dir string, names []string) (Binaries, error) {
+	bins := Binaries{}
+	for _, name := range names {
+		d := filepath.Join(dir, name)
+		if _, err := os.Stat(filepath.Join(d, "bootstrap")); err != nil {
+			return nil, fmt.Errorf("function %s: no prebuilt bootstrap in %s (%s): %w", name, d, EnvPrebuilt, err)
+		}
+		bins[name] = d
+	}
+	return bins, nil
+}

@@ -1,0 +1,267 @@
+package stack
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Search backends: the "search" context value.
+const (
+	SearchDomain     = "domain"     // an Amazon OpenSearch Service managed domain
+	SearchServerless = "serverless" // an OpenSearch Serverless VECTORSEARCH collection
+)
+
+// Config is one customer's stack, read from the CDK context (`cdk deploy -c
+// key=value`, or the "context" of cdk.json). Every value has a default, so
+// `go run ./infra` with no context synthesizes the "demo" customer.
+type Config struct {
+	// Customer names the stack (Doclib-<customer>) and the resources that
+	// carry a name (domain, collection, functions, API).
+	Customer string
+	// Search is SearchDomain or SearchServerless.
+	Search string
+	// DomainInstanceType, DomainInstanceCount and DomainVolumeGB size the
+	// managed domain (ignored for serverless).
+	DomainInstanceType  string
+	DomainInstanceCount int
+	DomainVolumeGB      int
+	// BedrockModel and EmbedDimensions choose the embedding model.
+	BedrockModel    string
+	EmbedDimensions int
+	// KeyLimit and IPLimit are requests per minute per key and per client IP.
+	KeyLimit, IPLimit int
+	// AuthorizerCacheSeconds is the TTL of API Gateway's authorizer cache.
+	AuthorizerCacheSeconds int
+	// LogRetentionDays applies to every log group of the stack.
+	LogRetentionDays int
+	// AlarmEmail, when set, subscribes to the alarms' SNS topic.
+	AlarmEmail string
+}
+
+// Defaults are the values of a context key that is not given.
+var Defaults = Config{
+	Customer: "demo",
+	Search:   SearchDomain,
+	// r7g.large (2 vCPU, 16 GiB): k-NN graphs live outside the JVM heap, in
+	// at most half of the memory the heap leaves, so a node holds about 4 GiB
+	// of HNSW graphs, close to a million 1024-dimension vectors. t3 types have
+	// 2-8 GiB, burstable CPU and are not meant for production.
+	DomainInstanceType:  "r7g.large.search",
+	DomainInstanceCount: 2, // one per availability zone
+	DomainVolumeGB:      100,
+	BedrockModel:        "amazon.titan-embed-text-v2:0",
+	EmbedDimensions:     1024,
+	KeyLimit:            100, // decisions.md
+	IPLimit:             300, // decisions.md
+	// 60 s rather than API Gateway's default of 300 s: a revoked key, a
+	// removed device or a suspended subscription takes effect within this
+	// time, since a cached Allow is not asked again.
+	AuthorizerCacheSeconds: 60,
+	LogRetentionDays:       90,
+}
+
+// Context keys.
+const (
+	KeyCustomer               = "customer"
+	KeySearch                 = "search"
+	KeyDomainInstanceType     = "domainInstanceType"
+	KeyDomainInstanceCount    = "domainInstanceCount"
+	KeyDomainVolumeGB         = "domainVolumeGb"
+	KeyBedrockModel           = "bedrockModel"
+	KeyEmbedDimensions        = "embedDimensions"
+	KeyKeyLimit               = "keyLimit"
+	KeyIPLimit                = "ipLimit"
+	KeyAuthorizerCacheSeconds = "authorizerCacheSeconds"
+	KeyLogRetentionDays       = "logRetentionDays"
+	KeyAlarmEmail             = "alarmEmail"
+)
+
+// The domain's name is doclib-<customer> and may have 28 characters; a
+// collection's name 32. Lower case, digits and hyphens suit both.
+var customerPattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,19}[a-z0-9]$|^[a-z]$`)
+
+var instanceTypePattern = regexp.MustCompile(`^[a-z0-9]+\.[a-z0-9]+\.search$`)
+
+// Bedrock model IDs: provider.name-version[:n], no wildcard (it becomes part
+// of an IAM resource ARN).
+var modelPattern = regexp.MustCompile(`^[a-z0-9-]+\.[a-zA-Z0-9.:-]+$`)
+
+// retentionDays are the retentions CloudWatch Logs accepts, in days.
+var retentionDays = []int{1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653}
+
+var emailPattern = regexp.MustCompile(`^[^@\s]+@[^@\s]+\.[^@\s]+$`)
+
+// ParseConfig reads the context through get, which returns nil for a key
+// that is not set (the CDK's TryGetContext). Values may be strings (from
+// `-c key=value`) or JSON numbers (from cdk.json). An error names the key,
+// the value and what is accepted.
+func ParseConfig(get func(key string) any) (Config, error) {
+	c := Defaults
+	p := parser{get: get}
+	p.str(KeyCustomer, &c.Customer, func(v string) error {
+		if !customerPattern.MatchString(v) {
+			return fmt.Errorf("use 1 to 21 lower-case letters, digits or hyphens, starting with a letter and not ending with a hyphen (it names the stack Doclib-<customer> and the OpenSearch domain doclib-<customer>)")
+		}
+		return nil
+	})
+	p.str(KeySearch, &c.Search, func(v string) error {
+		if v != SearchDomain && v != SearchServerless {
+			return fmt.Errorf("use %q (an OpenSearch Service managed domain) or %q (an OpenSearch Serverless collection)", SearchDomain, SearchServerless)
+		}
+		return nil
+	})
+	p.str(KeyDomainInstanceType, &c.DomainInstanceType, func(v string) error {
+		if !instanceTypePattern.MatchString(v) {
+			return fmt.Errorf("use an OpenSearch Service instance type such as r7g.large.search")
+		}
+		return nil
+	})
+	p.int(KeyDomainInstanceCount, &c.DomainInstanceCount, func(n int) error {
+		if n < 2 || n%2 != 0 || n > 80 {
+			return fmt.Errorf("use an even number from 2 to 80: the domain spreads its nodes evenly over two availability zones")
+		}
+		return nil
+	})
+	p.int(KeyDomainVolumeGB, &c.DomainVolumeGB, func(n int) error {
+		if n < 10 || n > 16384 {
+			return fmt.Errorf("use a size in GB from 10 to 16384")
+		}
+		return nil
+	})
+	p.str(KeyBedrockModel, &c.BedrockModel, func(v string) error {
+		if !modelPattern.MatchString(v) {
+			return fmt.Errorf("use a Bedrock foundation model ID such as amazon.titan-embed-text-v2:0")
+		}
+		return nil
+	})
+	p.int(KeyEmbedDimensions, &c.EmbedDimensions, func(n int) error {
+		if n != 256 && n != 512 && n != 1024 {
+			return fmt.Errorf("use 256, 512 or 1024 (the sizes Titan Text Embeddings V2 returns)")
+		}
+		return nil
+	})
+	p.int(KeyKeyLimit, &c.KeyLimit, func(n int) error {
+		if n < 1 || n > 1_000_000 {
+			return fmt.Errorf("use requests per minute from 1 to 1000000")
+		}
+		return nil
+	})
+	p.int(KeyIPLimit, &c.IPLimit, func(n int) error {
+		if n < 10 || n > 2_000_000_000 {
+			return fmt.Errorf("use requests per minute from 10 (the lowest limit of an AWS WAF rate-based rule) to 2000000000")
+		}
+		return nil
+	})
+	p.int(KeyAuthorizerCacheSeconds, &c.AuthorizerCacheSeconds, func(n int) error {
+		if n < 0 || n > 3600 {
+			return fmt.Errorf("use seconds from 0 (no cache) to 3600")
+		}
+		return nil
+	})
+	p.int(KeyLogRetentionDays, &c.LogRetentionDays, func(n int) error {
+		if !slices.Contains(retentionDays, n) {
+			return fmt.Errorf("use a retention CloudWatch Logs accepts: %s", joinInts(retentionDays))
+		}
+		return nil
+	})
+	p.str(KeyAlarmEmail, &c.AlarmEmail, func(v string) error {
+		if v != "" && !emailPattern.MatchString(v) {
+			return fmt.Errorf("use an e-mail address, or leave it out for alarms without notifications")
+		}
+		return nil
+	})
+	return c, p.err
+}
+
+// parser keeps the first error, so that ParseConfig reads as a list of keys.
+type parser struct {
+	get func(string) any
+	err error
+}
+
+func (p *parser) fail(key string, v any, err error) {
+	if p.err == nil {
+		p.err = fmt.Errorf("context %s=%v: %w", key, v, err)
+	}
+}
+
+func (p *parser) str(key string, dst *string, check func(string) error) {
+	raw := p.get(key)
+	if raw == nil {
+		return
+	}
+	v, ok := raw.(string)
+	if !ok {
+		p.fail(key, raw, fmt.Errorf("not a string"))
+		return
+	}
+	v = strings.TrimSpace(v)
+	if v == "" && key != KeyAlarmEmail {
+		return // -c key= keeps the default
+	}
+	if err := check(v); err != nil {
+		p.fail(key, v, err)
+		return
+	}
+	*dst = v
+}
+
+func (p *parser) int(key string, dst *int, check func(int) error) {
+	raw := p.get(key)
+	if raw == nil {
+		return
+	}
+	var n int
+	switch v := raw.(type) {
+	case string:
+		v = strings.TrimSpace(v)
+		if v == "" {
+			return
+		}
+		i, err := strconv.Atoi(v)
+		if err != nil {
+			p.fail(key, v, fmt.Errorf("not a whole number"))
+			return
+		}
+		n = i
+	case float64: // a JSON number from cdk.json
+		if v != math.Trunc(v) || math.Abs(v) > math.MaxInt32 {
+			p.fail(key, v, fmt.Errorf("not a whole number"))
+			return
+		}
+		n = int(v)
+	default:
+		p.fail(key, raw, fmt.Errorf("not a whole number"))
+		return
+	}
+	if err := check(n); err != nil {
+		p.fail(key, n, err)
+		return
+	}
+	*dst = n
+}
+
+func joinInts(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ", ")
+}
+
+// StackName is the CloudFormation stack's name.
+func (c Config) StackName() string { return "Doclib-" + c.Customer }
+
+// ResourcePrefix starts the names of named resources: doclib-<customer>.
+func (c Config) ResourcePrefix() string { return "doclib-" + c.Customer }
+
+// ThrottleRetryAfter is the Retry-After of API Gateway's THROTTLED response:
+// the time a usage plan's token bucket, refilled at KeyLimit/60 requests per
+// second, takes to hold one request again (at least 1 s).
+func (c Config) ThrottleRetryAfter() int {
+	return max(1, int(math.Ceil(60/float64(c.KeyLimit))))
+}

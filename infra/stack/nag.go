@@ -1,0 +1,79 @@
+package stack
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
+
+	"github.com/doclib/doclib/shared/awsapp"
+)
+
+// Reasons of the cdk-nag AwsSolutions findings the stack accepts. Each is
+// attached to the resource it is about (never to the whole stack), and an
+// IAM5 one only to the wildcard it names. infra/README.md lists them.
+const (
+	reasonRequestValidation = "GET-only API without request bodies: the handler validates every path and query parameter " +
+		"and answers 400 bad_request in the API's error shape (decisions.md), which a request validator cannot produce."
+	reasonLambdaAuthorizer = "Requests are authorized by the Lambda REQUEST authorizer, which checks doclib's own bearer API keys " +
+		"against the table (keys, devices, workspaces); there are no Cognito users."
+	reasonNoVPC = "No VPC: the domain is reached over its HTTPS endpoint with IAM-signed (SigV4) requests only, and its access policy " +
+		"admits only the search and indexer roles. A VPC would need NAT or VPC endpoints for DynamoDB, Bedrock and API Gateway " +
+		"and would lengthen the functions' cold starts."
+	reasonNoIPAllowList = "Access is granted to IAM principals (the search and indexer roles), not IP addresses: Lambda functions have " +
+		"no fixed addresses, and every request must be SigV4-signed by one of the two roles."
+	reasonNoDedicatedMasters = "A two-node domain holding one index that the indexer rebuilds from the table (doclib-admin reindex); " +
+		"three dedicated master nodes would more than double its cost. Add them before growing past a handful of data nodes."
+	reasonXRay = "X-Ray's PutTraceSegments and PutTelemetryRecords do not support resource-level permissions: " +
+		"active tracing needs Resource *. The statement has no other action."
+	reasonDomainPaths = "OpenSearch Service authorizes HTTP paths under the domain ARN: <domain-arn>/* names this domain's " +
+		"indexes and APIs only, with the read-only or read-write ESHttp* verbs of the role."
+	reasonAPIKeys = "The indexer creates API Gateway API keys at run time (one per doclib key), so their IDs are unknown here: " +
+		"/apikeys/* and /usageplans/<plan-id>/keys/* are limited to this stack's three usage plans and to key management verbs."
+	reasonFailureQueue = "This queue is itself the on-failure destination of the indexer's stream; a dead-letter queue of it " +
+		"would only move the records again. Messages are kept 14 days and alarm when present."
+	reasonAccountLoggingRole = "API Gateway's CloudWatch role is one per account and Region, shared by every REST API there " +
+		"(one per customer stack); it writes API-Gateway-Execution-Logs_<api-id>/<stage> and each API's access log group, " +
+		"whose names this stack cannot know."
+)
+
+// suppress records one accepted cdk-nag finding on c and its children; with
+// appliesTo, only those findings (IAM5 wildcards) are accepted.
+func suppress(c any, rule, reason string, appliesTo ...string) {
+	sup := &cdknag.NagPackSuppression{Id: jsii.String(rule), Reason: jsii.String(reason)}
+	if len(appliesTo) > 0 {
+		list := make([]any, len(appliesTo))
+		for i, a := range appliesTo {
+			list[i] = a
+		}
+		sup.AppliesTo = &list
+	}
+	cdknag.NagSuppressions_AddResourceSuppressions(c, &[]*cdknag.NagPackSuppression{sup}, jsii.Bool(true))
+}
+
+// suppressFindings attaches each accepted finding to its resource.
+func suppressFindings(s awscdk.Stack, cfg Config, a *api, search *searchBackend, fns map[string]*function, failed awssqs.Queue) {
+	suppress(a.rest, "AwsSolutions-APIG2", reasonRequestValidation)
+	suppress(a.rest, "AwsSolutions-COG4", reasonLambdaAuthorizer)
+	// cdk-nag names a resource of the template <LogicalId> or <LogicalId.Attribute>.
+	ref := func(c constructs.IConstruct) string { return *s.GetLogicalId(c.(awscdk.CfnElement)) }
+	if cfg.Search == SearchDomain {
+		suppress(search.node, "AwsSolutions-OS1", reasonNoVPC)
+		suppress(search.node, "AwsSolutions-OS3", reasonNoIPAllowList)
+		suppress(search.node, "AwsSolutions-OS4", reasonNoDedicatedMasters)
+		paths := "Resource::<" + ref(search.node) + ".Arn>/*"
+		suppress(fns[awsapp.FunctionSearch].role, "AwsSolutions-IAM5", reasonDomainPaths, paths)
+		suppress(fns[awsapp.FunctionIndexer].role, "AwsSolutions-IAM5", reasonDomainPaths, paths)
+	}
+	apigw := "Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::"
+	keys := []string{apigw + "/apikeys/*"}
+	for _, tier := range Tiers {
+		keys = append(keys, apigw+"/usageplans/<"+ref(a.plans[tier].Node().DefaultChild())+">/keys/*")
+	}
+	suppress(fns[awsapp.FunctionIndexer].role, "AwsSolutions-IAM5", reasonAPIKeys, keys...)
+	for _, f := range fns {
+		suppress(f.role, "AwsSolutions-IAM5", reasonXRay, "Resource::*")
+	}
+	suppress(failed, "AwsSolutions-SQS3", reasonFailureQueue)
+}

@@ -1,0 +1,85 @@
+// Package stack is doclib's AWS CDK stack: one per customer, holding the
+// table, the search cluster, the five Lambda functions, the REST API with its
+// authorizer, usage plans and WAF, and the alarms. infra/README.md describes
+// the context values, the resources and the accepted cdk-nag findings.
+package stack
+
+import (
+	"fmt"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/doclib/doclib/shared/awsapp"
+)
+
+// New declares the stack of cfg in scope. bins holds every function's built
+// bootstrap (Build or Prebuilt).
+func New(scope constructs.Construct, cfg Config, bins Binaries) (awscdk.Stack, error) {
+	for _, name := range awsapp.Functions {
+		if bins[name] == "" {
+			return nil, fmt.Errorf("stack: no binary for function %s", name)
+		}
+	}
+	s := awscdk.NewStack(scope, jsii.String(cfg.StackName()), &awscdk.StackProps{
+		Description: jsii.String("doclib read API for " + cfg.Customer),
+	})
+	awscdk.Tags_Of(s).Add(jsii.String("doclib:customer"), jsii.String(cfg.Customer), nil)
+
+	table := newTable(s)
+	roles := newRoles(s, cfg)
+	search := newSearch(s, cfg, roles[awsapp.FunctionSearch], roles[awsapp.FunctionIndexer], cfg.retention())
+
+	base := map[string]*string{awsapp.EnvTable: table.TableName()}
+	envs := map[string]map[string]*string{
+		awsapp.FunctionLibraries:  merge(base, envLimits(cfg)),
+		awsapp.FunctionDocuments:  merge(base, envLimits(cfg)),
+		awsapp.FunctionSearch:     merge(base, envLimits(cfg), envSearch(cfg, search)),
+		awsapp.FunctionAuthorizer: base,
+		// EnvUsagePlans is added once the API exists.
+		awsapp.FunctionIndexer: merge(base, envSearch(cfg, search)),
+	}
+	fns := map[string]*function{}
+	for _, name := range awsapp.Functions {
+		fns[name] = newFunction(s, cfg, name, bins[name], roles[name], envs[name])
+	}
+
+	// Least privilege, function by function (TestLeadingKeysMatchTheStore
+	// checks the prefixes against what shared/dynamo writes and reads).
+	for _, name := range []string{awsapp.FunctionLibraries, awsapp.FunctionDocuments} {
+		grantTableRead(roles[name], table)
+		grantCounters(roles[name], table, leadRateLimit)
+	}
+	grantTableRead(roles[awsapp.FunctionSearch], table)
+	grantCounters(roles[awsapp.FunctionSearch], table, leadRateLimit, leadWorkspace)
+	search.grant(roles[awsapp.FunctionSearch], false)
+	grantBedrock(roles[awsapp.FunctionSearch], cfg.BedrockModel)
+	grantTableRead(roles[awsapp.FunctionAuthorizer], table, leadKey, leadWorkspace)
+	grantTableRead(roles[awsapp.FunctionIndexer], table)
+	search.grant(roles[awsapp.FunctionIndexer], true)
+	grantBedrock(roles[awsapp.FunctionIndexer], cfg.BedrockModel)
+
+	api := newAPI(s, cfg, fns)
+	indexer := fns[awsapp.FunctionIndexer]
+	indexer.fn.AddEnvironment(jsii.String(awsapp.EnvUsagePlans), api.usagePlansEnv(), nil)
+	grantUsageKeys(indexer.role, api.planIDs())
+	failed := connectStream(s, table, indexer)
+	newWAF(s, cfg, api)
+	newAlarms(s, cfg, api, fns, failed)
+
+	output := func(id, value, about string) {
+		awscdk.NewCfnOutput(s, jsii.String(id), &awscdk.CfnOutputProps{Value: jsii.String(value), Description: jsii.String(about)})
+	}
+	output("ApiUrl", *api.rest.Url(), "Base URL of the API: append a route, e.g. <ApiUrl>libraries")
+	output("TableName", *table.TableName(), "DynamoDB table (doclib-admin --table)")
+	output("OpenSearchEndpoint", *search.endpoint, "OpenSearch "+cfg.Search+" endpoint ("+search.service+")")
+	output("UsagePlans", *api.usagePlansEnv(), "Usage plan per tier, as "+awsapp.EnvUsagePlans+" takes them")
+	for _, tier := range Tiers {
+		output("UsagePlan"+fnID(tier), *api.plans[tier].UsagePlanId(), "Usage plan of "+tier+" workspaces")
+	}
+	output("Region", *awscdk.Aws_REGION(), "Region of the stack")
+
+	suppressFindings(s, cfg, api, search, fns, failed)
+	return s, nil
+}

@@ -1,0 +1,600 @@
+package stack
+
+import (
+	"reflect"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2/cxapi"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/doclib/doclib/shared/awsapp"
+	"github.com/doclib/doclib/shared/dynamo"
+)
+
+// env returns the environment of the function named name.
+func (s *synthesized) env(t *testing.T, name string) map[string]any {
+	t.Helper()
+	id := s.functionID(t, name)
+	for _, f := range s.resources("AWS::Lambda::Function") {
+		if f.ID == id {
+			return f.Props["Environment"].(map[string]any)["Variables"].(map[string]any)
+		}
+	}
+	return nil
+}
+
+func TestFunctions(t *testing.T) {
+	for _, variant := range []map[string]any{defaultContext, serverlessContext} {
+		s := synth(t, variant)
+		fns := s.resources("AWS::Lambda::Function")
+		if len(fns) != len(awsapp.Functions) {
+			t.Fatalf("%d functions, want %d", len(fns), len(awsapp.Functions))
+		}
+		roles := map[string]string{}
+		for _, f := range fns {
+			p := f.Props
+			if p["Runtime"] != "provided.al2023" || !reflect.DeepEqual(p["Architectures"], []any{"arm64"}) || p["Handler"] != "bootstrap" {
+				t.Errorf("%s: %v %v %v, want provided.al2023 arm64 bootstrap", f.ID, p["Runtime"], p["Architectures"], p["Handler"])
+			}
+			if p["TracingConfig"].(map[string]any)["Mode"] != "Active" {
+				t.Errorf("%s: tracing %v", f.ID, p["TracingConfig"])
+			}
+			lc := p["LoggingConfig"].(map[string]any)
+			if lc["LogFormat"] != "JSON" || ref(lc["LogGroup"]) == "" {
+				t.Errorf("%s: logging %v, want JSON to a log group of its own", f.ID, lc)
+			}
+			role, _ := getAtt(p["Role"])
+			if other, dup := roles[role]; dup {
+				t.Errorf("%s and %s share role %s", f.ID, other, role)
+			}
+			roles[role] = f.ID
+		}
+		if len(s.resources("AWS::IAM::Role")) != len(awsapp.Functions)+1 {
+			t.Errorf("%d roles: want one per function and API Gateway's logging role", len(s.resources("AWS::IAM::Role")))
+		}
+		// Each function gets the variables it reads, and no other.
+		search := map[string]string{
+			awsapp.EnvOpenSearchURL: "", awsapp.EnvOpenSearchService: "es", awsapp.EnvEmbedder: "bedrock",
+			awsapp.EnvEmbedModel: s.cfg.BedrockModel, awsapp.EnvEmbedDimensions: itoa(s.cfg.EmbedDimensions),
+		}
+		if s.cfg.Search == SearchServerless {
+			search[awsapp.EnvOpenSearchService] = "aoss"
+		}
+		limits := map[string]string{awsapp.EnvKeyLimit: itoa(s.cfg.KeyLimit), awsapp.EnvIPLimit: itoa(s.cfg.IPLimit)}
+		table := map[string]string{awsapp.EnvTable: ""}
+		wants := map[string]map[string]string{
+			awsapp.FunctionLibraries:  mergeStr(table, limits),
+			awsapp.FunctionDocuments:  mergeStr(table, limits),
+			awsapp.FunctionSearch:     mergeStr(table, limits, search),
+			awsapp.FunctionAuthorizer: table,
+			awsapp.FunctionIndexer:    mergeStr(table, search, map[string]string{awsapp.EnvUsagePlans: ""}),
+		}
+		for name, want := range wants {
+			env := s.env(t, name)
+			var got, keys []string
+			for k := range env {
+				got = append(got, k)
+			}
+			for k, v := range want {
+				keys = append(keys, k)
+				if v != "" && env[k] != v {
+					t.Errorf("%s: %s=%v, want %s", name, k, env[k], v)
+				}
+			}
+			sort.Strings(got)
+			sort.Strings(keys)
+			if !reflect.DeepEqual(got, keys) {
+				t.Errorf("%s: environment %v, want %v", name, got, keys)
+			}
+			if !strings.HasPrefix(render(env[awsapp.EnvTable]), "<Table") {
+				t.Errorf("%s: table %v", name, env[awsapp.EnvTable])
+			}
+			if u, ok := env[awsapp.EnvOpenSearchURL]; ok && !strings.HasPrefix(render(u), "https://") && !strings.HasSuffix(render(u), "CollectionEndpoint>") {
+				t.Errorf("%s: OpenSearch URL %s is not https://…", name, render(u))
+			}
+		}
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func mergeStr(ms ...map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, m := range ms {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// statement is one IAM statement with its owner.
+type statement struct {
+	owner     string // policy or role logical ID
+	effect    string
+	actions   []string
+	resources []string
+	condition any
+}
+
+func statementsOf(owner string, doc any) []statement {
+	var out []statement
+	for _, st := range list(doc.(map[string]any)["Statement"]) {
+		m := st.(map[string]any)
+		s := statement{owner: owner, condition: m["Condition"]}
+		s.effect, _ = m["Effect"].(string)
+		for _, a := range list(m["Action"]) {
+			s.actions = append(s.actions, a.(string))
+		}
+		for _, r := range list(m["Resource"]) {
+			s.resources = append(s.resources, render(r))
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// identityStatements are the statements of every identity policy.
+func (s *synthesized) identityStatements() []statement {
+	var out []statement
+	for _, p := range s.resources("AWS::IAM::Policy") {
+		for _, r := range list(p.Props["Roles"]) {
+			for _, st := range statementsOf(ref(r), p.Props["PolicyDocument"]) {
+				out = append(out, st)
+			}
+		}
+	}
+	for _, r := range s.resources("AWS::IAM::Role") {
+		for _, pol := range list(r.Props["Policies"]) {
+			out = append(out, statementsOf(r.ID, pol.(map[string]any)["PolicyDocument"])...)
+		}
+	}
+	return out
+}
+
+// resourceStatements are the statements of the resource policies: the
+// domain's access policy, the queue's and the topic's.
+func (s *synthesized) resourceStatements() []statement {
+	var out []statement
+	for _, r := range s.resources("AWS::OpenSearchService::Domain") {
+		out = append(out, statementsOf(r.ID, r.Props["AccessPolicies"])...)
+	}
+	for _, typ := range []string{"AWS::SQS::QueuePolicy", "AWS::SNS::TopicPolicy"} {
+		for _, r := range s.resources(typ) {
+			out = append(out, statementsOf(r.ID, r.Props["PolicyDocument"])...)
+		}
+	}
+	return out
+}
+
+// TestNoWildcardPermissions: no "*" action allowed anywhere, no "*" resource
+// with a data action, no AWS-managed policy.
+func TestNoWildcardPermissions(t *testing.T) {
+	data := []string{"dynamodb:", "es:", "aoss:", "bedrock:", "apigateway:", "sqs:", "sns:", "logs:"}
+	for _, variant := range []map[string]any{defaultContext, serverlessContext} {
+		s := synth(t, variant)
+		sts := s.identityStatements()
+		if len(sts) == 0 {
+			t.Fatal("no IAM statements found")
+		}
+		for _, st := range append(sts, s.resourceStatements()...) {
+			if st.effect != "Allow" {
+				continue // the queue's and topic's Deny of requests without TLS
+			}
+			for _, a := range st.actions {
+				if a == "*" || strings.HasSuffix(a, ":*") {
+					t.Errorf("%s grants action %s", st.owner, a)
+				}
+				for _, r := range st.resources {
+					if r == "*" && slices.ContainsFunc(data, func(p string) bool { return strings.HasPrefix(a, p) }) {
+						t.Errorf("%s grants %s on every resource", st.owner, a)
+					}
+				}
+			}
+		}
+		for _, r := range s.resources("AWS::IAM::Role") {
+			if r.Props["ManagedPolicyArns"] != nil {
+				t.Errorf("role %s uses managed policies %v", r.ID, r.Props["ManagedPolicyArns"])
+			}
+		}
+	}
+}
+
+// TestLeastPrivilege checks who may write the table, search, embed and
+// manage API keys.
+func TestLeastPrivilege(t *testing.T) {
+	s := synth(t, defaultContext)
+	roleOf := map[string]string{}
+	for _, name := range awsapp.Functions {
+		for _, f := range s.resources("AWS::Lambda::Function") {
+			if f.ID == s.functionID(t, name) {
+				roleOf[name], _ = getAtt(f.Props["Role"])
+			}
+		}
+	}
+	actions := map[string]map[string][]statement{} // function -> action -> statements
+	for _, st := range s.identityStatements() {
+		for name, role := range roleOf {
+			if st.owner != role {
+				continue
+			}
+			if actions[name] == nil {
+				actions[name] = map[string][]statement{}
+			}
+			for _, a := range st.actions {
+				actions[name][a] = append(actions[name][a], st)
+			}
+		}
+	}
+	has := func(name, action string) bool { return len(actions[name][action]) > 0 }
+	for _, name := range awsapp.Functions {
+		for a := range actions[name] {
+			if strings.HasPrefix(a, "dynamodb:") && !slices.Contains(append(append([]string{"dynamodb:UpdateItem"}, tableReadActions...), streamActions...), a) {
+				t.Errorf("%s may %s", name, a)
+			}
+		}
+	}
+	leading := func(st statement) []any {
+		c, _ := st.condition.(map[string]any)["ForAllValues:StringLike"].(map[string]any)
+		return list(c["dynamodb:LeadingKeys"])
+	}
+	for name, want := range map[string][]any{
+		awsapp.FunctionLibraries: {"RL#*"}, awsapp.FunctionDocuments: {"RL#*"}, awsapp.FunctionSearch: {"RL#*", "WS#*"},
+	} {
+		ups := actions[name]["dynamodb:UpdateItem"]
+		if len(ups) != 1 || !reflect.DeepEqual(leading(ups[0]), want) {
+			t.Errorf("%s: UpdateItem %v, want only on partitions %v", name, ups, want)
+		}
+	}
+	for _, name := range []string{awsapp.FunctionAuthorizer, awsapp.FunctionIndexer} {
+		if has(name, "dynamodb:UpdateItem") {
+			t.Errorf("%s may write the table", name)
+		}
+	}
+	if reads := actions[awsapp.FunctionAuthorizer]["dynamodb:GetItem"]; len(reads) != 1 || !reflect.DeepEqual(leading(reads[0]), []any{"KEY#*", "WS#*"}) {
+		t.Errorf("authorizer reads %v, want only key and workspace partitions", reads)
+	}
+	for _, name := range awsapp.Functions {
+		search := name == awsapp.FunctionSearch || name == awsapp.FunctionIndexer
+		if has(name, "bedrock:InvokeModel") != search || has(name, "es:ESHttpGet") != search {
+			t.Errorf("%s: Bedrock %v, OpenSearch %v", name, has(name, "bedrock:InvokeModel"), has(name, "es:ESHttpGet"))
+		}
+		writes := name == awsapp.FunctionIndexer
+		if has(name, "es:ESHttpPut") != writes || has(name, "apigateway:POST") != writes || has(name, "dynamodb:GetRecords") != writes {
+			t.Errorf("%s: OpenSearch writes, API key management or stream reads where only the indexer should have them", name)
+		}
+	}
+	for _, st := range actions[awsapp.FunctionSearch]["bedrock:InvokeModel"] {
+		if !reflect.DeepEqual(st.resources, []string{"arn:<AWS::Partition>:bedrock:<AWS::Region>::foundation-model/" + s.cfg.BedrockModel}) {
+			t.Errorf("Bedrock on %v", st.resources)
+		}
+	}
+	for _, st := range actions[awsapp.FunctionIndexer]["apigateway:POST"] {
+		for _, r := range st.resources {
+			if !strings.HasSuffix(r, "::/apikeys") && !strings.HasSuffix(r, "::/apikeys/*") &&
+				!(strings.Contains(r, "::/usageplans/<ApiUsagePlan") && (strings.HasSuffix(r, ">/keys") || strings.HasSuffix(r, ">/keys/*"))) {
+				t.Errorf("indexer manages API Gateway resource %s", r)
+			}
+		}
+	}
+}
+
+func TestTable(t *testing.T) {
+	s := synth(t, defaultContext)
+	sc := dynamo.TableSchema()
+	r := s.one(t, "AWS::DynamoDB::Table")
+	p := r.Props
+	key := func(name, typ string) map[string]any { return map[string]any{"AttributeName": name, "KeyType": typ} }
+	if !reflect.DeepEqual(p["KeySchema"], []any{key(sc.PartitionKey, "HASH"), key(sc.SortKey, "RANGE")}) {
+		t.Errorf("key schema %v", p["KeySchema"])
+	}
+	var attrs []string
+	for _, a := range list(p["AttributeDefinitions"]) {
+		m := a.(map[string]any)
+		if m["AttributeType"] != "S" {
+			t.Errorf("attribute %v is not a string", m)
+		}
+		attrs = append(attrs, m["AttributeName"].(string))
+	}
+	sort.Strings(attrs)
+	wantAttrs := []string{sc.PartitionKey, sc.SortKey, sc.OrderKey, sc.WorkspaceKey}
+	sort.Strings(wantAttrs)
+	if !reflect.DeepEqual(attrs, wantAttrs) {
+		t.Errorf("attributes %v, want %v", attrs, wantAttrs)
+	}
+	lsi := []any{map[string]any{"IndexName": sc.OrderIndex, "KeySchema": []any{key(sc.PartitionKey, "HASH"), key(sc.OrderKey, "RANGE")},
+		"Projection": map[string]any{"ProjectionType": "ALL"}}}
+	if !reflect.DeepEqual(p["LocalSecondaryIndexes"], lsi) {
+		t.Errorf("local indexes %v, want %v", p["LocalSecondaryIndexes"], lsi)
+	}
+	nonKey := make([]any, len(sc.WorkspaceIndexAttributes))
+	for i, a := range sc.WorkspaceIndexAttributes {
+		nonKey[i] = a
+	}
+	gsi := []any{map[string]any{"IndexName": sc.WorkspaceIndex, "KeySchema": []any{key(sc.WorkspaceKey, "HASH")},
+		"Projection": map[string]any{"ProjectionType": "INCLUDE", "NonKeyAttributes": nonKey}}}
+	if !reflect.DeepEqual(p["GlobalSecondaryIndexes"], gsi) {
+		t.Errorf("global indexes %v, want %v", p["GlobalSecondaryIndexes"], gsi)
+	}
+	if !reflect.DeepEqual(p["TimeToLiveSpecification"], map[string]any{"AttributeName": sc.TTLAttribute, "Enabled": true}) {
+		t.Errorf("TTL %v", p["TimeToLiveSpecification"])
+	}
+	if p["BillingMode"] != "PAY_PER_REQUEST" {
+		t.Errorf("billing %v", p["BillingMode"])
+	}
+	if p["PointInTimeRecoverySpecification"].(map[string]any)["PointInTimeRecoveryEnabled"] != true {
+		t.Errorf("PITR %v", p["PointInTimeRecoverySpecification"])
+	}
+	if p["StreamSpecification"].(map[string]any)["StreamViewType"] != "NEW_AND_OLD_IMAGES" {
+		t.Errorf("stream %v", p["StreamSpecification"])
+	}
+	if p["SSESpecification"].(map[string]any)["SSEEnabled"] != true {
+		t.Errorf("SSE %v", p["SSESpecification"])
+	}
+	if r.Deletion != "Retain" {
+		t.Errorf("deletion policy %q, want Retain", r.Deletion)
+	}
+}
+
+func TestIndexerStream(t *testing.T) {
+	s := synth(t, defaultContext)
+	esm := s.one(t, "AWS::Lambda::EventSourceMapping").Props
+	table := s.one(t, "AWS::DynamoDB::Table").ID
+	queue := s.one(t, "AWS::SQS::Queue")
+	if id, attr := getAtt(esm["EventSourceArn"]); id != table || attr != "StreamArn" {
+		t.Errorf("event source %v", esm["EventSourceArn"])
+	}
+	if ref(esm["FunctionName"]) != s.functionID(t, "indexer") {
+		t.Errorf("stream goes to %v", esm["FunctionName"])
+	}
+	if !reflect.DeepEqual(esm["FunctionResponseTypes"], []any{"ReportBatchItemFailures"}) || esm["BisectBatchOnFunctionError"] != true ||
+		esm["MaximumRetryAttempts"] != float64(streamRetries) || esm["BatchSize"] != float64(streamBatchSize) {
+		t.Errorf("stream settings %v", esm)
+	}
+	dest := esm["DestinationConfig"].(map[string]any)["OnFailure"].(map[string]any)["Destination"]
+	if id, _ := getAtt(dest); id != queue.ID {
+		t.Errorf("on-failure destination %v, want the queue", dest)
+	}
+	if queue.Props["SqsManagedSseEnabled"] != true {
+		t.Errorf("queue encryption %v", queue.Props)
+	}
+	must(t, "the queue refuses requests without TLS", func() {
+		s.template.HasResourceProperties(jsii.String("AWS::SQS::QueuePolicy"), map[string]any{
+			"PolicyDocument": map[string]any{"Statement": []any{map[string]any{
+				"Effect": "Deny", "Condition": map[string]any{"Bool": map[string]any{"aws:SecureTransport": "false"}},
+			}}},
+		})
+	})
+}
+
+func TestOpenSearchDomain(t *testing.T) {
+	s := synth(t, defaultContext)
+	d := s.one(t, "AWS::OpenSearchService::Domain")
+	p := d.Props
+	if v := p["EngineVersion"].(string); v != "OpenSearch_2.19" {
+		t.Errorf("engine %s", v)
+	}
+	cc := p["ClusterConfig"].(map[string]any)
+	if cc["ZoneAwarenessEnabled"] != true || cc["ZoneAwarenessConfig"].(map[string]any)["AvailabilityZoneCount"] != float64(2) ||
+		cc["InstanceCount"] != float64(2) || cc["InstanceType"] != "r7g.large.search" {
+		t.Errorf("cluster %v", cc)
+	}
+	if p["NodeToNodeEncryptionOptions"].(map[string]any)["Enabled"] != true || p["EncryptionAtRestOptions"].(map[string]any)["Enabled"] != true {
+		t.Error("encryption in transit or at rest is off")
+	}
+	ep := p["DomainEndpointOptions"].(map[string]any)
+	if ep["EnforceHTTPS"] != true || !strings.HasPrefix(ep["TLSSecurityPolicy"].(string), "Policy-Min-TLS-1-2") {
+		t.Errorf("endpoint %v", ep)
+	}
+	logs := p["LogPublishingOptions"].(map[string]any)
+	for _, kind := range []string{"SEARCH_SLOW_LOGS", "INDEX_SLOW_LOGS", "ES_APPLICATION_LOGS"} {
+		if o, _ := logs[kind].(map[string]any); o == nil || o["Enabled"] != true {
+			t.Errorf("%s not published", kind)
+		}
+	}
+	if p["VPCOptions"] != nil {
+		t.Error("the domain is in a VPC")
+	}
+	// Only the search and indexer roles, no anonymous or IP access.
+	roles := map[string]bool{}
+	for _, f := range s.resources("AWS::Lambda::Function") {
+		if f.ID == s.functionID(t, "search") || f.ID == s.functionID(t, "indexer") {
+			id, _ := getAtt(f.Props["Role"])
+			roles[id] = true
+		}
+	}
+	got := map[string]bool{}
+	for _, st := range list(p["AccessPolicies"].(map[string]any)["Statement"]) {
+		m := st.(map[string]any)
+		if m["Effect"] != "Allow" || m["Condition"] != nil {
+			t.Errorf("access statement %v", m)
+		}
+		for _, pr := range list(m["Principal"].(map[string]any)["AWS"]) {
+			id, attr := getAtt(pr)
+			if attr != "Arn" || !roles[id] {
+				t.Errorf("access policy admits %v", pr)
+			}
+			got[id] = true
+		}
+		for _, r := range list(m["Resource"]) {
+			if !strings.HasSuffix(render(r), ":domain/"+s.cfg.ResourcePrefix()+"/*") {
+				t.Errorf("access policy on %s", render(r))
+			}
+		}
+	}
+	if len(got) != 2 {
+		t.Errorf("access policy admits %v, want the search and indexer roles", got)
+	}
+	if d.Deletion != "Retain" {
+		t.Errorf("domain deletion policy %q", d.Deletion)
+	}
+}
+
+func TestServerless(t *testing.T) {
+	s := synth(t, serverlessContext)
+	if n := len(s.resources("AWS::OpenSearchService::Domain")); n != 0 {
+		t.Errorf("%d domains in the serverless variant", n)
+	}
+	c := s.one(t, "AWS::OpenSearchServerless::Collection")
+	if c.Props["Type"] != "VECTORSEARCH" || c.Props["Name"] != "doclib-acme" {
+		t.Errorf("collection %v", c.Props)
+	}
+	types := map[string]bool{}
+	for _, p := range s.resources("AWS::OpenSearchServerless::SecurityPolicy") {
+		types[p.Props["Type"].(string)] = true
+		if len(p.Props["Name"].(string)) > 32 {
+			t.Errorf("policy name %s is longer than 32", p.Props["Name"])
+		}
+	}
+	if !types["encryption"] || !types["network"] {
+		t.Errorf("security policies %v, want encryption and network", types)
+	}
+	access := render(s.one(t, "AWS::OpenSearchServerless::AccessPolicy").Props["Policy"])
+	for _, name := range []string{"search", "indexer"} {
+		var role string
+		for _, f := range s.resources("AWS::Lambda::Function") {
+			if f.ID == s.functionID(t, name) {
+				role, _ = getAtt(f.Props["Role"])
+			}
+		}
+		if !strings.Contains(access, "<"+role+".Arn>") {
+			t.Errorf("data access policy does not name the %s role: %s", name, access)
+		}
+	}
+	for _, st := range s.identityStatements() {
+		for _, a := range st.actions {
+			if strings.HasPrefix(a, "es:") {
+				t.Errorf("%s has %s in the serverless variant", st.owner, a)
+			}
+			if a == "aoss:APIAccessAll" && (len(st.resources) != 1 || st.resources[0] != "<"+c.ID+".Arn>") {
+				t.Errorf("aoss:APIAccessAll on %v", st.resources)
+			}
+		}
+	}
+}
+
+// TestCdkNagAwsSolutions fails on every unsuppressed AwsSolutions finding and
+// checks that each suppression is on a resource and says why.
+func TestCdkNagAwsSolutions(t *testing.T) {
+	for _, variant := range []map[string]any{defaultContext, serverlessContext} {
+		s := synth(t, variant)
+		for _, m := range s.messages {
+			data := ""
+			if m.Entry != nil && m.Entry.Data != nil {
+				data, _ = m.Entry.Data.(string)
+			}
+			if strings.Contains(data, "AwsSolutions-") && (m.Level == cxapi.SynthesisMessageLevel_ERROR || m.Level == cxapi.SynthesisMessageLevel_WARNING) {
+				t.Errorf("%s %s: %s", m.Level, *m.Id, firstLine(data))
+			}
+		}
+		if md, ok := s.json["Metadata"].(map[string]any); ok && md["cdk_nag"] != nil {
+			t.Errorf("stack-wide cdk-nag suppressions: %v", md["cdk_nag"])
+		}
+		n := 0
+		for _, r := range s.allResources() {
+			nag, _ := r.Metadata["cdk_nag"].(map[string]any)
+			for _, sup := range list(nag["rules_to_suppress"]) {
+				m := sup.(map[string]any)
+				n++
+				if reason, _ := m["reason"].(string); len(reason) < 60 {
+					t.Errorf("%s: suppression of %v has no real reason: %q", r.ID, m["id"], reason)
+				}
+				if m["id"] == "AwsSolutions-IAM5" && m["applies_to"] == nil {
+					t.Errorf("%s: IAM5 suppressed for every wildcard", r.ID)
+				}
+			}
+		}
+		if n == 0 {
+			t.Error("no suppressions found: cdk-nag metadata moved?")
+		}
+	}
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	if len(line) > 300 {
+		line = line[:300] + "…"
+	}
+	return line
+}
+
+func TestAlarms(t *testing.T) {
+	for _, variant := range []map[string]any{defaultContext, serverlessContext} {
+		s := synth(t, variant)
+		names := map[string]map[string]any{}
+		for _, a := range s.resources("AWS::CloudWatch::Alarm") {
+			names[strings.TrimPrefix(a.Props["AlarmName"].(string), s.cfg.ResourcePrefix()+"-")] = a.Props
+		}
+		want := []string{"Api5xx", "ApiLatencyP99", "Api429", "IndexerIteratorAge", "IndexerFailures"}
+		for _, name := range awsapp.Functions {
+			want = append(want, fnID(name)+"Errors", fnID(name)+"Throttles")
+		}
+		for _, w := range want {
+			if names[w] == nil {
+				t.Errorf("no alarm %s (have %v)", w, keys(names))
+			}
+		}
+		email := s.cfg.AlarmEmail != ""
+		subs := s.resources("AWS::SNS::Subscription")
+		if email != (len(subs) == 1) {
+			t.Errorf("alarm e-mail %q but %d subscriptions", s.cfg.AlarmEmail, len(subs))
+		}
+		for name, a := range names {
+			if (a["AlarmActions"] != nil) != email {
+				t.Errorf("alarm %s actions %v with e-mail %q", name, a["AlarmActions"], s.cfg.AlarmEmail)
+			}
+		}
+		if email {
+			topic := s.one(t, "AWS::SNS::Topic")
+			if subs[0].Props["Endpoint"] != s.cfg.AlarmEmail || ref(subs[0].Props["TopicArn"]) != topic.ID {
+				t.Errorf("subscription %v", subs[0].Props)
+			}
+		}
+		filter := s.one(t, "AWS::Logs::MetricFilter").Props
+		if filter["FilterPattern"] != "{ $.status = 429 }" {
+			t.Errorf("429 filter %v", filter["FilterPattern"])
+		}
+	}
+}
+
+func keys[V any](m map[string]V) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestOutputs(t *testing.T) {
+	s := synth(t, defaultContext)
+	outs := s.json["Outputs"].(map[string]any)
+	for _, k := range []string{"ApiUrl", "TableName", "OpenSearchEndpoint", "UsagePlans", "UsagePlanIndividual", "UsagePlanTeam", "UsagePlanEnterprise", "Region"} {
+		if outs[k] == nil {
+			t.Errorf("no output %s (have %v)", k, keys(outs))
+		}
+	}
+	url := render(outs["ApiUrl"].(map[string]any)["Value"])
+	stage := s.one(t, "AWS::ApiGateway::Stage")
+	if !strings.HasPrefix(url, "https://") || !strings.HasSuffix(url, "/<"+stage.ID+">/") || stage.Props["StageName"] != StageName {
+		t.Errorf("API URL %s", url)
+	}
+}
+
+func TestBuildNamesTheFunction(t *testing.T) {
+	root, err := ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Build(root, t.TempDir(), []string{"no-such-function"})
+	if err == nil || !strings.Contains(err.Error(), "build function no-such-function") {
+		t.Fatalf("error %v should name the function", err)
+	}
+	if _, err := Prebuilt(t.TempDir(), []string{"search"}); err == nil || !strings.Contains(err.Error(), "function search") {
+		t.Fatalf("Prebuilt of an empty directory: %v", err)
+	}
+}
