@@ -19,9 +19,9 @@ const (
 	reasonLambdaAuthorizer = "Requests are authorized by the Lambda REQUEST authorizer, which checks doclib's own bearer API keys " +
 		"against the table (keys, devices, workspaces); there are no Cognito users."
 	reasonNoVPC = "No VPC: the domain is reached over its HTTPS endpoint with IAM-signed (SigV4) requests only, and its access policy " +
-		"admits only the search and indexer roles. A VPC would need NAT or VPC endpoints for DynamoDB, Bedrock and API Gateway " +
+		"admits the search and indexer roles and this account's own IAM identities. A VPC would need NAT or VPC endpoints for DynamoDB, Bedrock and API Gateway " +
 		"and would lengthen the functions' cold starts."
-	reasonNoIPAllowList = "Access is granted to IAM principals (the search and indexer roles), not IP addresses: Lambda functions have " +
+	reasonNoIPAllowList = "Access is granted to IAM principals (the search and indexer roles, this account's identities), not IP addresses: Lambda functions have " +
 		"no fixed addresses, and every request must be SigV4-signed by one of the two roles."
 	reasonNoDedicatedMasters = "A two-node domain holding one index that the indexer rebuilds from the table (doclib-admin reindex); " +
 		"three dedicated master nodes would more than double its cost. Add them before growing past a handful of data nodes."

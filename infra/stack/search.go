@@ -97,6 +97,16 @@ func newDomain(s awscdk.Stack, cfg Config, reader, writer awsiam.IRole, retentio
 			Actions:    jsii.Strings(esWriteActions...),
 			Resources:  &[]*string{paths},
 		}),
+		// Operators run doclib-admin reindex from their own machines. The
+		// account is trusted here and the decision is left to IAM: only an
+		// identity of this account whose own policy grants these actions on
+		// this domain gets in (no anonymous or cross-account access).
+		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Sid:        jsii.String("OperatorsThroughIAM"),
+			Principals: &[]awsiam.IPrincipal{awsiam.NewAccountRootPrincipal()},
+			Actions:    jsii.Strings(esWriteActions...),
+			Resources:  &[]*string{paths},
+		}),
 	}})
 
 	logOption := func(kind string) *awsopensearchservice.CfnDomain_LogPublishingOptionProperty {

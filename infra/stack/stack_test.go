@@ -399,7 +399,8 @@ func TestOpenSearchDomain(t *testing.T) {
 	if p["VPCOptions"] != nil {
 		t.Error("the domain is in a VPC")
 	}
-	// Only the search and indexer roles, no anonymous or IP access.
+	// Only the search and indexer roles, and this account's own identities
+	// through IAM (operators' reindex); no anonymous, IP or other-account access.
 	roles := map[string]bool{}
 	for _, f := range s.resources("AWS::Lambda::Function") {
 		if f.ID == s.functionID(t, "search") || f.ID == s.functionID(t, "indexer") {
@@ -414,6 +415,10 @@ func TestOpenSearchDomain(t *testing.T) {
 			t.Errorf("access statement %v", m)
 		}
 		for _, pr := range list(m["Principal"].(map[string]any)["AWS"]) {
+			if r := render(pr); strings.HasSuffix(r, ":root") && strings.Contains(r, "AWS::AccountId") {
+				got["account"] = true
+				continue
+			}
 			id, attr := getAtt(pr)
 			if attr != "Arn" || !roles[id] {
 				t.Errorf("access policy admits %v", pr)
@@ -426,8 +431,8 @@ func TestOpenSearchDomain(t *testing.T) {
 			}
 		}
 	}
-	if len(got) != 2 {
-		t.Errorf("access policy admits %v, want the search and indexer roles", got)
+	if len(got) != 3 || !got["account"] {
+		t.Errorf("access policy admits %v, want the search and indexer roles and this account through IAM", got)
 	}
 	if d.Deletion != "Retain" {
 		t.Errorf("domain deletion policy %q", d.Deletion)
