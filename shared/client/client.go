@@ -1,0 +1,264 @@
+// Package client is the Go client of the doclib read API: typed requests and
+// responses (the wire types of shared/api, which the server encodes), paging
+// iterators, errors that carry the API's code, and retries that honour
+// Retry-After on 429 and back off on 5xx and network failures. The doclib CLI
+// and the MCP server use it; so can anyone else.
+//
+//	c, err := client.New("http://127.0.0.1:8080", os.Getenv("DOCLIB_API_KEY"))
+//	libs, err := c.Libraries(ctx)
+//	for doc, err := range c.AllDocuments(ctx, "it-operations", client.DocumentsParams{Tag: "security"}) { … }
+//
+// Every call is a GET, so every call is safe to retry. A search spends one AI
+// credit per page actually served; a retried 429 or a failed search spends
+// none (the API refunds a search that fails).
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/doclib/doclib/shared/api"
+)
+
+// Defaults of a Client.
+const (
+	DefaultTimeout      = 30 * time.Second
+	DefaultMaxRetries   = 3
+	DefaultMaxRetryWait = time.Minute
+	// maxBody bounds a response read into memory (a capped graph is a few MB).
+	maxBody = 64 << 20
+)
+
+// Client calls one deployment of the API with one key. Build it once; it is
+// safe for concurrent use.
+type Client struct {
+	base *url.URL
+	key  string
+	http *http.Client
+	// timeout bounds each attempt of a call.
+	timeout time.Duration
+	// maxRetries is the number of retries after the first attempt.
+	maxRetries int
+	// maxRetryWait is the longest Retry-After the client waits for; a longer
+	// one is returned as the error at once.
+	maxRetryWait time.Duration
+	userAgent    string
+	sleep        func(context.Context, time.Duration) error
+	random       func() float64
+}
+
+// Option configures a Client.
+type Option func(*Client)
+
+// WithHTTPClient sets the HTTP client (its Timeout is left alone; the
+// client's own per-attempt timeout applies too).
+func WithHTTPClient(h *http.Client) Option { return func(c *Client) { c.http = h } }
+
+// WithTimeout bounds each attempt of a call (DefaultTimeout).
+func WithTimeout(d time.Duration) Option { return func(c *Client) { c.timeout = d } }
+
+// WithRetries sets how many times a call is retried after a 429, a 5xx or a
+// network failure (DefaultMaxRetries; 0 never retries).
+func WithRetries(n int) Option { return func(c *Client) { c.maxRetries = n } }
+
+// WithMaxRetryWait sets the longest Retry-After the client waits for
+// (DefaultMaxRetryWait).
+func WithMaxRetryWait(d time.Duration) Option { return func(c *Client) { c.maxRetryWait = d } }
+
+// WithUserAgent names the program in the User-Agent header.
+func WithUserAgent(ua string) Option { return func(c *Client) { c.userAgent = ua } }
+
+// WithSleep replaces the waits between retries (tests).
+func WithSleep(f func(context.Context, time.Duration) error) Option {
+	return func(c *Client) { c.sleep = f }
+}
+
+// New returns a client of the API at baseURL (e.g. http://127.0.0.1:8080, or a
+// deployment's ApiUrl https://<id>.execute-api.<region>.amazonaws.com/api/)
+// with an API key.
+func New(baseURL, key string, opts ...Option) (*Client, error) {
+	u, err := url.Parse(strings.TrimSpace(baseURL))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("client: the API URL %q is not an http(s) URL, e.g. http://127.0.0.1:8080", baseURL)
+	}
+	if strings.TrimSpace(key) == "" {
+		return nil, errors.New("client: no API key: set DOCLIB_API_KEY or pass one")
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/")
+	u.RawQuery, u.Fragment = "", ""
+	c := &Client{base: u, key: strings.TrimSpace(key), http: http.DefaultClient, timeout: DefaultTimeout,
+		maxRetries: DefaultMaxRetries, maxRetryWait: DefaultMaxRetryWait, userAgent: "doclib-go-client",
+		sleep: sleepCtx, random: rand.Float64}
+	for _, o := range opts {
+		o(c)
+	}
+	if c.maxRetries < 0 {
+		c.maxRetries = 0
+	}
+	return c, nil
+}
+
+// BaseURL is the API's base URL, without the key.
+func (c *Client) BaseURL() string { return c.base.String() }
+
+// String describes the client without its key.
+func (c *Client) String() string { return "doclib client for " + c.BaseURL() }
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Error is an error answer of the API, or of the gateway in front of it, in
+// the API's shape.
+type Error struct {
+	Status    int
+	Code      string // the API's code: not_found, rate_limited, …
+	Message   string // the API's sentence, meant for people
+	RequestID string // X-Request-Id, to quote when reporting a problem
+	// RetryAfter is the wait the API asked for (429), or zero.
+	RetryAfter time.Duration
+}
+
+func (e *Error) Error() string {
+	s := fmt.Sprintf("%d %s: %s", e.Status, e.Code, e.Message)
+	if e.RequestID != "" {
+		s += " (request " + e.RequestID + ")"
+	}
+	return s
+}
+
+// Code returns the API error code of err, or "" when err is not an API error.
+func Code(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
+}
+
+// get calls path (already escaped) with query and decodes a 200 answer into out. It retries
+// 429s (after Retry-After), 5xx answers and network failures, up to
+// maxRetries times.
+func (c *Client) get(ctx context.Context, path string, query url.Values, out any) error {
+	u := c.base.String() + path // path is escaped by the caller (see seg)
+	if len(query) > 0 {
+		u += "?" + query.Encode()
+	}
+	var last error
+	for attempt := 0; ; attempt++ {
+		wait, err := c.attempt(ctx, u, out)
+		if err == nil {
+			return nil
+		}
+		last = err
+		if wait < 0 || attempt >= c.maxRetries || ctx.Err() != nil {
+			return last
+		}
+		if wait == 0 { // back off: 250 ms, 500 ms, 1 s, … with jitter
+			wait = time.Duration(float64(250*time.Millisecond<<attempt) * (0.5 + c.random()))
+		}
+		if err := c.sleep(ctx, wait); err != nil {
+			return last
+		}
+	}
+}
+
+// attempt makes one request. wait < 0 means the error is final; 0 means retry
+// after a backoff; > 0 means retry after that long.
+func (c *Client) attempt(ctx context.Context, u string, out any) (time.Duration, error) {
+	actx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(actx, http.MethodGet, u, nil)
+	if err != nil {
+		return -1, fmt.Errorf("client: %w", err)
+	}
+	req.Header.Set("Authorization", "Bearer "+c.key)
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", c.userAgent)
+	resp, err := c.http.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return -1, ctx.Err()
+		}
+		return 0, &NetworkError{URL: redact(u), Err: err}
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	if err != nil {
+		if ctx.Err() != nil {
+			return -1, ctx.Err()
+		}
+		return 0, &NetworkError{URL: redact(u), Err: err}
+	}
+	if resp.StatusCode == http.StatusOK {
+		if err := json.Unmarshal(body, out); err != nil {
+			return -1, fmt.Errorf("client: the answer of %s is not the JSON expected: %w", redact(u), err)
+		}
+		return -1, nil
+	}
+	apiErr := &Error{Status: resp.StatusCode, RequestID: resp.Header.Get("X-Request-Id")}
+	var eb api.ErrorBody
+	if json.Unmarshal(body, &eb) == nil && eb.Error.Code != "" {
+		apiErr.Code, apiErr.Message = eb.Error.Code, eb.Error.Message
+	} else {
+		apiErr.Code = "http_" + strconv.Itoa(resp.StatusCode)
+		apiErr.Message = strings.TrimSpace(string(body[:min(len(body), 200)]))
+		if apiErr.Message == "" {
+			apiErr.Message = http.StatusText(resp.StatusCode)
+		}
+	}
+	switch {
+	case resp.StatusCode == http.StatusTooManyRequests:
+		secs, err := strconv.Atoi(strings.TrimSpace(resp.Header.Get("Retry-After")))
+		if err != nil || secs < 1 {
+			secs = 1
+		}
+		apiErr.RetryAfter = time.Duration(secs) * time.Second
+		if apiErr.RetryAfter > c.maxRetryWait {
+			return -1, apiErr
+		}
+		return apiErr.RetryAfter, apiErr
+	case resp.StatusCode >= 500:
+		return 0, apiErr
+	}
+	return -1, apiErr
+}
+
+// NetworkError is a request that got no answer (refused, reset, timed out).
+type NetworkError struct {
+	URL string
+	Err error
+}
+
+func (e *NetworkError) Error() string {
+	return fmt.Sprintf("cannot reach the API at %s: %v", e.URL, e.Err)
+}
+
+func (e *NetworkError) Unwrap() error { return e.Err }
+
+// redact drops the query (it may hold a search) from a URL for messages.
+func redact(u string) string {
+	if i := strings.IndexByte(u, '?'); i >= 0 {
+		return u[:i]
+	}
+	return u
+}
+
+// seg escapes an ID for use as one path segment.
+func seg(id string) string { return url.PathEscape(id) }
