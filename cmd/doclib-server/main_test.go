@@ -15,11 +15,11 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/doclib/doclib/internal/apitest"
 	"github.com/doclib/doclib/internal/dynalitetest"
 	"github.com/doclib/doclib/internal/fakeopensearch"
 	"github.com/doclib/doclib/internal/fixture"
@@ -28,23 +28,8 @@ import (
 	"github.com/doclib/doclib/shared/dynamo"
 )
 
-// syncBuffer is a bytes.Buffer safe to read while run writes to it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is a buffer safe to read while run writes to it.
+type syncBuffer = apitest.SyncBuffer
 
 var baseURL = regexp.MustCompile(`doclib read API at (http://\S+)`)
 

@@ -22,15 +22,12 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/doclib/doclib/internal/apitest"
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/apigw"
 	"github.com/doclib/doclib/shared/dataset"
-	"github.com/doclib/doclib/shared/demo"
-	"github.com/doclib/doclib/shared/embed"
 	"github.com/doclib/doclib/shared/httpapi"
-	"github.com/doclib/doclib/shared/localsearch"
 	"github.com/doclib/doclib/shared/memory"
-	"github.com/doclib/doclib/shared/search"
 	"github.com/doclib/doclib/shared/service"
 )
 
@@ -52,21 +49,10 @@ type world struct {
 
 func newWorld(t testing.TB) *world {
 	t.Helper()
-	d, err := demo.Load()
+	d, svc, err := apitest.Service(func() time.Time { return now })
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := embed.NewHashing(0, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	idx, err := localsearch.Build(context.Background(), d, e, localsearch.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	store := memory.New(d)
-	searcher := &search.Searcher{Backend: search.Local{Retriever: idx}, Embedder: search.Cached(e, 0), Rules: search.DefaultRules(e.ID())}
-	svc := service.New(store, func() time.Time { return now }, service.WithSearch(searcher, memory.NewLedger(d.Workspaces)))
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	return &world{data: d, svc: svc, authorizer: &apigw.Authorizer{Service: svc, Logger: quiet}}
 }

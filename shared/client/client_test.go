@@ -10,36 +10,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/doclib/doclib/internal/apitest"
 	"github.com/doclib/doclib/shared/client"
-	"github.com/doclib/doclib/shared/demo"
-	"github.com/doclib/doclib/shared/embed"
 	"github.com/doclib/doclib/shared/httpapi"
-	"github.com/doclib/doclib/shared/localsearch"
 	"github.com/doclib/doclib/shared/memory"
-	"github.com/doclib/doclib/shared/search"
-	"github.com/doclib/doclib/shared/service"
 )
 
 // server is the local server on the demo data, as doclib-server runs it.
 func server(t *testing.T, cfg httpapi.Config) *httptest.Server {
-	t.Helper()
-	d, err := demo.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := embed.NewHashing(0, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	idx, err := localsearch.Build(context.Background(), d, e, localsearch.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	searcher := &search.Searcher{Backend: search.Local{Retriever: idx}, Embedder: search.Cached(e, 0), Rules: search.DefaultRules(e.ID())}
-	cfg.Service = service.New(memory.New(d), nil, service.WithSearch(searcher, memory.NewLedger(d.Workspaces)))
-	srv := httptest.NewServer(httpapi.NewServer(cfg))
-	t.Cleanup(srv.Close)
-	return srv
+	return apitest.NewServer(t, cfg).Server
 }
 
 const full = "dlk_demo_full_scope"
