@@ -1,0 +1,77 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/doclib/doclib/shared/api"
+)
+
+// GraphTree writes a library's graph as text: each document in the API's
+// order (most active first) with its outgoing edges indented under it, and a
+// note when the API's cap truncated the graph.
+func GraphTree(w io.Writer, g *api.Graph) {
+	fmt.Fprintf(w, "%d %s and %d %s, most active first.\n", len(g.Documents), plural(len(g.Documents), "document", "documents"),
+		len(g.Edges), plural(len(g.Edges), "edge", "edges"))
+	if g.Truncated {
+		fmt.Fprintln(w, "Truncated: the API sends at most 2000 documents and 5000 edges, the most active first; the rest of the library is not shown.")
+	}
+	out := map[string][]api.GraphEdge{}
+	for _, e := range g.Edges {
+		out[e.SourceDocumentID] = append(out[e.SourceDocumentID], e)
+	}
+	for _, d := range g.Documents {
+		fmt.Fprintf(w, "\n%s (%s)", d.Title, d.ID)
+		fmt.Fprintf(w, " · %d %s", d.RecordingCount, plural(d.RecordingCount, "recording", "recordings"))
+		if d.Category != "" {
+			fmt.Fprintf(w, " · %s", d.Category)
+		}
+		fmt.Fprintln(w)
+		for _, e := range out[d.ID] {
+			fmt.Fprintf(w, "  → %s (%s): %s\n", e.TargetDocumentTitle, e.TargetDocumentID,
+				EdgeNote(e.Label, e.EdgeType, e.Support, e.LowConfidence))
+		}
+	}
+}
+
+// GraphDOT writes a library's graph in Graphviz DOT, named name: one node
+// per document labelled with its title, one edge line per edge labelled with
+// its label and support. Semantic edges are dashed and low-confidence data
+// edges dotted and grey. Render it with e.g. `dot -Tsvg -o graph.svg`.
+func GraphDOT(w io.Writer, g *api.Graph, name string) {
+	fmt.Fprintf(w, "digraph %s {\n", DOTQuote(name))
+	if g.Truncated {
+		fmt.Fprintln(w, "  // Truncated by the API's cap: 2000 documents and 5000 edges, the most active first.")
+	}
+	fmt.Fprintln(w, "  rankdir=LR;")
+	fmt.Fprintln(w, `  node [shape=box, style=rounded];`)
+	for _, d := range g.Documents {
+		tip := fmt.Sprintf("%s · %d %s", d.ID, d.RecordingCount, plural(d.RecordingCount, "recording", "recordings"))
+		if d.Category != "" {
+			tip += " · " + d.Category
+		}
+		fmt.Fprintf(w, "  %s [label=%s, tooltip=%s];\n", DOTQuote(d.ID), DOTQuote(d.Title), DOTQuote(tip))
+	}
+	for _, e := range g.Edges {
+		attrs := []string{}
+		switch {
+		case e.EdgeType == "semantic":
+			attrs = append(attrs, "label="+DOTQuote(e.Label), "style=dashed")
+		case e.LowConfidence:
+			attrs = append(attrs, "label="+DOTQuote(fmt.Sprintf("%s (%d)", e.Label, e.Support)), "style=dotted", "color=gray50")
+		default:
+			attrs = append(attrs, "label="+DOTQuote(fmt.Sprintf("%s (%d)", e.Label, e.Support)))
+		}
+		fmt.Fprintf(w, "  %s -> %s [%s];\n", DOTQuote(e.SourceDocumentID), DOTQuote(e.TargetDocumentID), strings.Join(attrs, ", "))
+	}
+	fmt.Fprintln(w, "}")
+}
+
+// DOTQuote makes s a DOT quoted string: backslashes and double quotes are
+// escaped and line breaks become DOT's \n, so a title cannot end the string
+// or the statement early.
+func DOTQuote(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\r\n", `\n`, "\n", `\n`, "\r", `\n`)
+	return `"` + r.Replace(s) + `"`
+}
