@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/doclib/doclib/shared/client"
+)
+
+// report writes an error to stderr with what to do next: the API's code,
+// message and request ID, the unreachable URL, or the usage mistake.
+func (a *app) report(cmd *cobra.Command, err error) {
+	var ae *client.Error
+	var ne *client.NetworkError
+	switch {
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintln(a.stderr, "doclib: interrupted")
+	case errors.As(err, &ae):
+		fmt.Fprintf(a.stderr, "doclib: %s: %s\n", ae.Code, ae.Message)
+		if ae.RequestID != "" {
+			fmt.Fprintf(a.stderr, "request ID: %s (quote it when reporting a problem)\n", ae.RequestID)
+		}
+		if h := a.hint(cmd, ae); h != "" {
+			fmt.Fprintf(a.stderr, "hint: %s\n", h)
+		}
+	case errors.As(err, &ne):
+		where, from := ne.URL, ""
+		if a.set != nil {
+			where, from = a.set.url, a.set.urlFrom
+		}
+		cause := ne.Err
+		var ue *url.Error
+		if errors.As(cause, &ue) {
+			cause = ue.Err // the URL again otherwise, with the query
+		}
+		fmt.Fprintf(a.stderr, "doclib: cannot reach the API at %s: %v\n", where, cause)
+		if strings.TrimSuffix(where, "/") == defaultURL {
+			fmt.Fprintln(a.stderr, "hint: that is the local server's address; start it with: go run ./cmd/doclib-server (or point --url or DOCLIB_URL at another API)")
+		} else {
+			fmt.Fprintf(a.stderr, "hint: check the URL (from %s) and the network; --timeout and --retries give a slow API more time\n", from)
+		}
+	case exitCode(err) == exitUsage:
+		fmt.Fprintf(a.stderr, "doclib: %v\n", err)
+		fmt.Fprintf(a.stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
+	default:
+		fmt.Fprintf(a.stderr, "doclib: %v\n", err)
+	}
+}
+
+// hint says what to do about an API error.
+func (a *app) hint(cmd *cobra.Command, e *client.Error) string {
+	keyFrom := "DOCLIB_API_KEY"
+	if a.set != nil {
+		keyFrom = a.set.keyFrom
+	}
+	switch e.Code {
+	case "unauthorised":
+		return fmt.Sprintf("the API key from %s was not accepted: make sure it holds a whole, current key for this API (--api-key-file beats DOCLIB_API_KEY, which beats the config file). The local server prints its demo keys when it starts.", keyFrom)
+	case "api_key_expired":
+		return fmt.Sprintf("the API key from %s has expired: create a new key and put it there.", keyFrom)
+	case "api_key_device_removed":
+		return fmt.Sprintf("the device that created the API key from %s was removed or archived: create a new key and put it there.", keyFrom)
+	case "not_found":
+		switch cmd.Name() {
+		case "document", "traverse", "recordings":
+			return "check the document ID: it starts with doc_ (slugs do not work for documents). `doclib documents LIBRARY` lists a library's documents and `doclib search WORDS` finds one. A document outside the key's libraries is not found either."
+		}
+		return "check the library ID with `doclib libraries` (an ID such as lib_… or a slug); a library outside the key's scope is not found either."
+	case "forbidden":
+		return "this API key has no recording-details access; use a key that has it to read recordings."
+	case "insufficient_ai_credit":
+		return "search spends AI credit and the workspace has none left: add credit, or bring your own AI provider key. `doclib documents LIBRARY --search TEXT` matches words without credit."
+	case "subscription_suspended":
+		return "the workspace's subscription is suspended, so search cannot run: renew it. `doclib documents LIBRARY --search TEXT` still matches words."
+	case "rate_limited":
+		wait := "a minute"
+		if e.RetryAfter > 0 {
+			wait = e.RetryAfter.String()
+		}
+		return fmt.Sprintf("too many requests for now: wait %s and try again. doclib waits and retries by itself (--retries) when the wait is at most a minute.", wait)
+	case "bad_request":
+		return fmt.Sprintf("see `%s --help` for the values the API accepts.", cmd.CommandPath())
+	}
+	if e.Status >= 500 {
+		return "the API failed; try again later, quoting the request ID if it keeps failing."
+	}
+	return ""
+}

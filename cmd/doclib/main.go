@@ -1,0 +1,28 @@
+// Command doclib is the command-line client of the doclib read API: it lists
+// libraries and their labels, reads documents, walks the graph, shows the
+// recordings behind a document and searches, as readable text or as the
+// API's JSON; `doclib mcp` serves the same API to AI agents over MCP. Every
+// call goes through shared/client, so the CLI knows nothing the API does not.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+)
+
+// version is set at build time (-ldflags "-X main.version=v1.2.3"); otherwise
+// it is the module version go install recorded, or "dev".
+var version = "dev"
+
+func main() {
+	if bi, ok := debug.ReadBuildInfo(); ok && version == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		version = bi.Main.Version
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}

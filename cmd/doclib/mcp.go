@@ -1,0 +1,55 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"github.com/spf13/cobra"
+
+	"github.com/doclib/doclib/shared/client"
+	"github.com/doclib/doclib/shared/mcpserver"
+)
+
+func (a *app) mcpCmd() *cobra.Command {
+	var addr string
+	cmd := a.command(&cobra.Command{
+		Use:   "mcp",
+		Short: "Serve the API to AI agents as an MCP server (stdio, or streamable HTTP with --http)",
+		Long: `Serves the doclib read API as Model Context Protocol tools, with the same
+configuration (URL and key) as every other command. By default it speaks MCP
+on stdin and stdout, for an agent that starts doclib itself; with --http ADDR
+it serves streamable HTTP at http://ADDR/mcp until interrupted. Diagnostics go
+to stderr; --verbose adds debug detail.
+
+Serving over HTTP beyond 127.0.0.1 lets anyone who can reach the address read
+the libraries with this key.`,
+		Example: `  # An agent's MCP configuration (stdio):
+  {"mcpServers": {"doclib": {"command": "doclib", "args": ["mcp"],
+                             "env": {"DOCLIB_API_KEY": "YOUR_KEY"}}}}
+
+  doclib mcp --http 127.0.0.1:8765     # then connect to http://127.0.0.1:8765/mcp`,
+		Args: noArgs,
+	}, func(ctx context.Context, c *client.Client, _ []string) error {
+		level := slog.LevelInfo
+		if a.verbose {
+			level = slog.LevelDebug
+		}
+		return mcpserver.Run(ctx, mcpserver.Options{
+			Client:   c,
+			Version:  version,
+			HTTPAddr: addr,
+			Stdin:    a.stdin,
+			Stdout:   a.stdout,
+			Logger:   slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level})),
+		})
+	})
+	cmd.Flags().StringVar(&addr, "http", "", "serve streamable HTTP on `ADDR` (e.g. 127.0.0.1:8765; port 0 picks one) instead of stdio")
+	cmd.PreRunE = func(*cobra.Command, []string) error {
+		if a.json {
+			return usageError{errors.New("--json does not apply to doclib mcp: it speaks MCP")}
+		}
+		return nil
+	}
+	return cmd
+}

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"doclib-test","version":"0"}}}`
+
+// TestMCPOverStdio talks MCP to `doclib mcp` over its stdin and stdout: the
+// server must answer with the configuration's client and write nothing but
+// MCP messages to stdout.
+func TestMCPOverStdio(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var errb syncBuffer
+	a := &app{getenv: mapEnv{"DOCLIB_URL": apiSrv.URL, "DOCLIB_API_KEY": full}.get, stdin: inR, stdout: outW, stderr: &errb,
+		userConfigDir: func() (string, error) { return t.TempDir(), nil }}
+	done := make(chan int, 1)
+	go func() {
+		done <- a.run(context.Background(), []string{"mcp"})
+		outW.Close()
+	}()
+	lines := bufio.NewReader(outR)
+	call := func(msg string) map[string]any {
+		t.Helper()
+		if _, err := io.WriteString(inW, msg+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(msg, `"id"`) {
+			line, err := lines.ReadString('\n')
+			if err != nil {
+				t.Fatalf("no answer to %s: %v\nstderr:\n%s", msg, err, errb.String())
+			}
+			var v map[string]any
+			if err := json.Unmarshal([]byte(line), &v); err != nil {
+				t.Fatalf("stdout holds something else than an MCP message: %q", line)
+			}
+			return v
+		}
+		return nil
+	}
+	init := call(initialize)
+	if res, _ := init["result"].(map[string]any); res == nil || res["serverInfo"] == nil {
+		t.Fatalf("initialize: %v", init)
+	}
+	call(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	res := call(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_libraries","arguments":{}}}`)
+	if raw, _ := json.Marshal(res); !strings.Contains(string(raw), "lib_it") {
+		t.Errorf("list_libraries did not reach the API: %s", raw)
+	}
+	inW.Close() // the client goes away: the server ends normally
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("exit %d\n%s", code, errb.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("doclib mcp did not stop when stdin closed")
+	}
+	noKeys(t, result{0, "", errb.String()})
+}
+
+// mapEnv is an environment for getenv.
+type mapEnv map[string]string
+
+func (m mapEnv) get(k string) string { return m[k] }
+
+func TestMCPOverHTTP(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errb syncBuffer
+	a := &app{getenv: mapEnv{"DOCLIB_URL": apiSrv.URL, "DOCLIB_API_KEY": full}.get, stdout: &out, stderr: &errb,
+		userConfigDir: func() (string, error) { return t.TempDir(), nil }}
+	done := make(chan int, 1)
+	go func() { done <- a.run(ctx, []string{"mcp", "--http", "127.0.0.1:0"}) }()
+	var url string
+	for deadline := time.Now().Add(10 * time.Second); url == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if m := regexp.MustCompile(`url=(http://\S+)`).FindStringSubmatch(errb.String()); m != nil {
+			url = m[1]
+		}
+	}
+	if url == "" {
+		t.Fatalf("no address logged:\n%s", errb.String())
+	}
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(initialize))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "serverInfo") {
+		t.Errorf("initialize over HTTP: %d %s", resp.StatusCode, body)
+	}
+	cancel() // Ctrl-C: a normal end
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("exit %d\n%s", code, errb.String())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("doclib mcp --http did not stop")
+	}
+	noKeys(t, result{0, out.String(), errb.String()})
+}
+
+func TestMCPNeedsAKey(t *testing.T) {
+	r := newCLI(t, apiSrv.URL, "").run("mcp")
+	if r.code != 2 || !strings.Contains(r.stderr, "no API key") {
+		t.Errorf("%s", r)
+	}
+	if r := newCLI(t, apiSrv.URL, full).run("mcp", "--json"); r.code != 2 {
+		t.Errorf("%s", r)
+	}
+}

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/doclib/doclib/shared/api"
+	"github.com/doclib/doclib/shared/client"
+)
+
+// printJSON writes an API answer as indented JSON, in the shape the API sent.
+func (a *app) printJSON(v any) error {
+	enc := json.NewEncoder(a.stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // "Veeam Backup & Replication", not \u0026
+	return enc.Encode(v)
+}
+
+// table aligns tab-separated columns; Flush writes them.
+func table(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0) }
+
+func day(t api.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format("2006-01-02")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// footer says where a page is in a list: "page 2 of 7 (131 documents) —
+// next: --page 3".
+func footer(page, pageSize, total int, one, many string) string {
+	if pageSize < 1 {
+		pageSize = 1
+	}
+	pages := max((total+pageSize-1)/pageSize, 1)
+	s := fmt.Sprintf("page %d of %d (%s)", page, pages, plural(total, one, many))
+	switch {
+	case page > pages:
+		s += fmt.Sprintf(" — past the last page; try --page %d", pages)
+	case page < pages:
+		s += fmt.Sprintf(" — next: --page %d", page+1)
+	}
+	return s
+}
+
+// oneArg checks a command's positional arguments: exactly one, described by
+// what (e.g. "a library ID or slug").
+func oneArg(what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != 1 {
+			return usageError{fmt.Errorf("%s takes one argument, %s; got %d", cmd.Name(), what, len(args))}
+		}
+		return nil
+	}
+}
+
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageError{fmt.Errorf("%s takes no arguments, got %q", cmd.Name(), args[0])}
+	}
+	return nil
+}
+
+// pageFlags are --page, --page-size and --all of a paged command.
+type pageFlags struct {
+	page, size int
+	all        bool
+	max        int // the API's largest page, used by --all unless --page-size is given
+}
+
+func (p *pageFlags) register(cmd *cobra.Command, max int) {
+	p.max = max
+	cmd.Flags().IntVar(&p.page, "page", 0, "page `N`, from 1 (the API's default: 1)")
+	cmd.Flags().IntVar(&p.size, "page-size", 0, fmt.Sprintf("`N` items per page, at most %d (the API's default: 20)", max))
+	cmd.Flags().BoolVar(&p.all, "all", false, fmt.Sprintf("walk every page and print every item, in pages of %d unless --page-size (with --json: one object of the API's shape holding every item)", max))
+}
+
+// check refuses values the client cannot send. The API validates the rest
+// (a page size above the maximum is capped and echoed).
+func (p *pageFlags) check(cmd *cobra.Command) error {
+	switch {
+	case cmd.Flags().Changed("page") && p.page < 1:
+		return usageError{fmt.Errorf("--page starts at 1, not %d", p.page)}
+	case cmd.Flags().Changed("page-size") && p.size < 1:
+		return usageError{fmt.Errorf("--page-size must be 1 or more, not %d", p.size)}
+	case p.all && cmd.Flags().Changed("page"):
+		return usageError{errors.New("--all walks every page from the first; leave out --page")}
+	}
+	return nil
+}
+
+// first is the page to ask for first.
+func (p *pageFlags) first() client.Page {
+	if p.all {
+		return client.Page{Page: 1, PageSize: orDefault(p.size, p.max)}
+	}
+	return client.Page{Page: p.page, PageSize: p.size}
+}
+
+func orDefault(v, def int) int {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+// fetchPages gets the page the flags select or, with --all, every page from
+// the first, merging each later page into the first (merge appends its items
+// and returns how many it had). The API's page size is followed, since it
+// echoes the size it capped to. With --all the result claims page 1 and a
+// page size of everything it holds, so that it reads as one page.
+func fetchPages[P any](p *pageFlags, fetch func(client.Page) (*P, error), merge func(into, page *P) int,
+	counts func(*P) (total, pageSize int), whole func(*P, int)) (*P, error) {
+	pg := p.first()
+	var first *P
+	got := 0
+	for {
+		page, err := fetch(pg)
+		if err != nil {
+			return nil, err
+		}
+		n := merge(first, page)
+		if first == nil {
+			first = page
+		}
+		got += n
+		if !p.all {
+			return first, nil
+		}
+		total, size := counts(page)
+		if n == 0 || size < 1 || pg.Page*size >= total {
+			whole(first, got)
+			return first, nil
+		}
+		pg.Page++
+		pg.PageSize = size
+	}
+}

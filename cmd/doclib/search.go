@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/doclib/doclib/shared/api"
+	"github.com/doclib/doclib/shared/client"
+	"github.com/doclib/doclib/shared/render"
+)
+
+func (a *app) searchCmd() *cobra.Command {
+	var p client.SearchParams
+	var pages pageFlags
+	cmd := a.command(&cobra.Command{
+		Use:   "search QUERY...",
+		Short: "Search every library the key can see, by words and by meaning",
+		Long: `Searches the documents of every library the key can see (GET /search/documents)
+by their words, close spellings, their meaning and the recordings behind them,
+and lists the hits best first with the signals that fired and a score, then
+the matched documents broken down by library, category, tag and application:
+send a value back with --library (an ID), --category, --tag or --application
+to narrow the search. The words of QUERY are joined with spaces.
+
+When nothing matches well, the API returns its most active documents instead,
+flagged LOW CONFIDENCE with hints: suggestions, not matches.
+
+Each page spends one AI credit of the workspace (--all: one per page, in pages
+of 100 unless --page-size).`,
+		Example: `  doclib search reset a password
+  doclib search "approve invoice" --library lib_finance --tag approvals
+  doclib search okta --page 2 --page-size 10
+  doclib search stock count --json | jq '.documents[] | {id, score: .relevance.score}'`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageError{fmt.Errorf("%s needs a query, e.g. doclib search reset password", cmd.Name())}
+			}
+			return nil
+		},
+	}, func(ctx context.Context, c *client.Client, args []string) error {
+		p.Query = strings.Join(args, " ")
+		r, err := fetchPages(&pages, func(pg client.Page) (*api.SearchResults, error) {
+			p.Page = pg
+			return c.Search(ctx, p)
+		}, func(into, page *api.SearchResults) int {
+			if into != nil {
+				into.Documents = append(into.Documents, page.Documents...)
+				if into.Schemas == nil {
+					into.Schemas = map[string]api.Schema{}
+				}
+				maps.Copy(into.Schemas, page.Schemas)
+			}
+			return len(page.Documents)
+		}, func(r *api.SearchResults) (int, int) { return r.Total, r.PageSize },
+			func(r *api.SearchResults, n int) { r.Page, r.PageSize = 1, n })
+		if err != nil {
+			return err
+		}
+		if a.json {
+			return a.printJSON(r)
+		}
+		render.SearchResults(a.stdout, r)
+		if !pages.all && r.Total > 0 {
+			one, many := "result", "results"
+			if r.LowConfidence {
+				one, many = "suggestion", "suggestions"
+			}
+			fmt.Fprintln(a.stdout, "\n"+footer(r.Page, r.PageSize, r.Total, one, many))
+		}
+		if !r.LowConfidence && len(r.Facets.Libraries)+len(r.Facets.Categories)+len(r.Facets.Tags)+len(r.Facets.Applications) > 0 {
+			fmt.Fprintln(a.stdout, "Narrow with --library ID, --category, --tag or --application and a value above.")
+		}
+		return nil
+	})
+	cmd.Flags().StringVar(&p.LibraryID, "library", "", "search only the library with this `ID` (lib_…; a slug is refused)")
+	cmd.Flags().StringVar(&p.Category, "category", "", "keep only this `CATEGORY`")
+	cmd.Flags().StringVar(&p.Tag, "tag", "", "keep only this `TAG`")
+	cmd.Flags().StringVar(&p.Application, "application", "", "keep only documents that use this `APPLICATION`")
+	cmd.RegisterFlagCompletionFunc("library", func(cmd *cobra.Command, _ []string, s string) ([]string, cobra.ShellCompDirective) {
+		return a.completeLibraries(cmd, nil, s)
+	})
+	pages.register(cmd, 100)
+	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error { return pages.check(cmd) }
+	return cmd
+}
