@@ -1,0 +1,304 @@
+package mcpserver
+
+// These tests drive the server with a real MCP client nobody here wrote: the
+// MCP inspector (@modelcontextprotocol/inspector) in CLI mode, a Node.js
+// program that ./scripts/test installs into .tools/inspector. They skip when
+// it is missing, unless DOCLIB_REQUIRE_MCP_INSPECTOR is set (./scripts/test
+// sets it), in which case they fail.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Environment variables read by these tests.
+const (
+	// envInspector is the path of the inspector's executable
+	// (node_modules/.bin/mcp-inspector).
+	envInspector = "DOCLIB_MCP_INSPECTOR"
+	// envRequireInspector turns a missing inspector from a skip into a
+	// failure, so that CI cannot pass by skipping the real-client tests.
+	envRequireInspector = "DOCLIB_REQUIRE_MCP_INSPECTOR"
+	// inspectorTimeout bounds one run of the inspector.
+	inspectorTimeout = 60 * time.Second
+)
+
+// inspector returns the inspector's executable, or skips (or fails) the test.
+func inspector(t *testing.T) string {
+	t.Helper()
+	path := os.Getenv(envInspector)
+	if path == "" {
+		path = filepath.Join(moduleRoot(t), ".tools", "inspector", "node_modules", ".bin", "mcp-inspector")
+	}
+	if _, err := os.Stat(path); err != nil {
+		unavailable(t, "the MCP inspector is not installed ("+err.Error()+"): run ./scripts/test, or set "+envInspector)
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		unavailable(t, "node is not on PATH: the MCP inspector is a Node.js program")
+	}
+	return path
+}
+
+func unavailable(t *testing.T, why string) {
+	t.Helper()
+	if os.Getenv(envRequireInspector) != "" {
+		t.Fatal(why)
+	}
+	t.Skip(why)
+}
+
+// moduleRoot is the folder of go.mod above this package.
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test's folder")
+		}
+		dir = parent
+	}
+}
+
+// inspectorRun is one run of the inspector CLI.
+type inspectorRun struct {
+	exit   int
+	stdout []byte
+	stderr string
+}
+
+// runInspector runs `mcp-inspector --cli args...` with its own HOME (it
+// keeps a catalog and client settings there) and no DOCLIB_ variables of
+// ours, time-boxed.
+func runInspector(t *testing.T, bin string, args ...string) inspectorRun {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), inspectorTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, append([]string{"--cli"}, args...)...)
+	cmd.Env = []string{"HOME=" + t.TempDir(), "NO_COLOR=1"}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "DOCLIB_") && !strings.HasPrefix(kv, "HOME=") && !strings.HasPrefix(kv, "MCP_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.WaitDelay = 5 * time.Second
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("the inspector did not finish within %s: %v\nstderr:\n%s", inspectorTimeout, args, stderr.String())
+	}
+	r := inspectorRun{stdout: stdout.Bytes(), stderr: stderr.String()}
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		r.exit = exit.ExitCode()
+	case err != nil:
+		t.Fatalf("run the inspector: %v", err)
+	}
+	for _, out := range []string{stdout.String(), r.stderr} {
+		for _, key := range []string{keyFull, keyOneLibrary} {
+			if strings.Contains(out, key) {
+				t.Errorf("the API key appears in the inspector's output:\n%s", out)
+			}
+		}
+	}
+	return r
+}
+
+// inspectorResult is what the inspector prints for tools/call.
+type inspectorResult struct {
+	Content []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+	StructuredContent json.RawMessage `json:"structuredContent"`
+	IsError           bool            `json:"isError"`
+}
+
+func (r inspectorRun) decode(t *testing.T, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.stdout, v); err != nil {
+		t.Fatalf("the inspector's output (exit %d) is not the JSON expected: %v\nstdout:\n%s\nstderr:\n%s", r.exit, err, r.stdout, r.stderr)
+	}
+}
+
+func (r inspectorRun) call(t *testing.T) inspectorResult {
+	t.Helper()
+	var res inspectorResult
+	r.decode(t, &res)
+	if res.IsError || r.exit != 0 {
+		t.Fatalf("tool error (exit %d): %s\nstderr:\n%s", r.exit, r.stdout, r.stderr)
+	}
+	return res
+}
+
+func (r inspectorResult) text() string {
+	var parts []string
+	for _, c := range r.Content {
+		parts = append(parts, c.Text)
+	}
+	return strings.Join(parts, "\n")
+}
+
+// checkWithInspector runs the same checks over any transport: target is
+// what follows --cli on the inspector's command line.
+func checkWithInspector(t *testing.T, bin string, target ...string) {
+	run := func(args ...string) inspectorRun {
+		t.Helper()
+		return runInspector(t, bin, append(slices.Clone(target), args...)...)
+	}
+
+	t.Run("tools/list", func(t *testing.T) {
+		var list struct {
+			Tools []struct {
+				Name         string         `json:"name"`
+				InputSchema  map[string]any `json:"inputSchema"`
+				OutputSchema map[string]any `json:"outputSchema"`
+			} `json:"tools"`
+		}
+		r := run("--method", "tools/list", "--strict")
+		if r.exit != 0 {
+			t.Fatalf("tools/list --strict: exit %d (6 means a schema portability error)\n%s", r.exit, r.stderr)
+		}
+		r.decode(t, &list)
+		var names []string
+		for _, tool := range list.Tools {
+			names = append(names, tool.Name)
+			if tool.OutputSchema == nil {
+				t.Errorf("%s: no output schema", tool.Name)
+			}
+			if tool.Name == "search_documents" {
+				q, _ := tool.InputSchema["properties"].(map[string]any)["query"].(map[string]any)
+				if q["minLength"] != 2.0 || q["maxLength"] != 512.0 {
+					t.Errorf("search_documents.query as the inspector sees it: %v", q)
+				}
+			}
+		}
+		slices.Sort(names)
+		if !slices.Equal(names, toolNames) {
+			t.Errorf("tools %v, want %v", names, toolNames)
+		}
+		// --strict reports portability problems on stderr: there are none.
+		if strings.Contains(r.stderr, "Warning: tool") {
+			t.Errorf("the inspector warns about the schemas:\n%s", r.stderr)
+		}
+	})
+
+	t.Run("search_documents", func(t *testing.T) {
+		res := run("--method", "tools/call", "--tool-name", "search_documents", "--tool-arg", "query=reset password").call(t)
+		var out struct {
+			Hits []struct {
+				ID      string   `json:"id"`
+				Title   string   `json:"title"`
+				Signals []string `json:"signals"`
+			} `json:"hits"`
+			LowConfidence bool `json:"lowConfidence"`
+		}
+		if err := json.Unmarshal(res.StructuredContent, &out); err != nil {
+			t.Fatalf("structuredContent: %v\n%s", err, res.StructuredContent)
+		}
+		if out.LowConfidence || len(out.Hits) == 0 || !strings.Contains(strings.ToLower(out.Hits[0].Title), "password") || len(out.Hits[0].Signals) == 0 {
+			t.Fatalf("search for reset password: %+v", out)
+		}
+		if !strings.Contains(res.text(), out.Hits[0].Title) || !strings.Contains(res.text(), out.Hits[0].ID) {
+			t.Errorf("text lacks the first hit:\n%s", res.text())
+		}
+	})
+
+	t.Run("get_document", func(t *testing.T) {
+		res := run("--method", "tools/call", "--tool-name", "get_document", "--tool-arg", "id=doc_it_001").call(t)
+		var doc struct {
+			Title   string            `json:"title"`
+			Content map[string]any    `json:"content"`
+			Library map[string]string `json:"library"`
+		}
+		if err := json.Unmarshal(res.StructuredContent, &doc); err != nil {
+			t.Fatal(err)
+		}
+		if doc.Title != "Reset a user's password in Okta" || doc.Library["id"] != "lib_it" || doc.Content["summary"] == nil {
+			t.Errorf("document %+v", doc)
+		}
+		text := res.text()
+		if !strings.HasPrefix(text, "# Reset a user's password in Okta") || !strings.Contains(text, "## Steps\n1. ") ||
+			strings.Index(text, "## Summary") > strings.Index(text, "## Steps") {
+			t.Errorf("text:\n%s", text)
+		}
+	})
+
+	t.Run("errors are tool errors", func(t *testing.T) {
+		for _, tc := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"--tool-name", "get_document", "--tool-arg", "id=doc_x"}, "not_found: "},
+			{[]string{"--tool-name", "search_documents", "--tool-arg", "query=a"}, "bad_request: "},
+		} {
+			r := run(append([]string{"--method", "tools/call"}, tc.args...)...)
+			var res inspectorResult
+			r.decode(t, &res)
+			if r.exit == 0 || !res.IsError || !strings.HasPrefix(res.text(), tc.want) {
+				t.Errorf("%v: exit %d, isError %v, text %q; want a tool error starting %q", tc.args, r.exit, res.IsError, res.text(), tc.want)
+			}
+		}
+	})
+}
+
+// The inspector against Run's streamable HTTP transport, in process.
+func TestInspectorOverHTTP(t *testing.T) {
+	bin := inspector(t)
+	url, _ := runHTTP(t, newAPI(t))
+	checkWithInspector(t, bin, url, "--transport", "http")
+}
+
+// The inspector starting `doclib mcp` as a child over stdio, as an agent's
+// MCP configuration does. It needs the CLI (cmd/doclib), built here.
+func TestInspectorOverStdioWithDoclibMCP(t *testing.T) {
+	bin := inspector(t)
+	root := moduleRoot(t)
+	if _, err := os.Stat(filepath.Join(root, "cmd", "doclib")); err != nil {
+		t.Skip("cmd/doclib does not exist yet: `doclib mcp` cannot be tested over stdio")
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		unavailable(t, "go is not on PATH: cannot build cmd/doclib")
+	}
+	doclib := filepath.Join(t.TempDir(), "doclib")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	build := exec.CommandContext(ctx, goBin, "build", "-o", doclib, "./cmd/doclib")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Skipf("cmd/doclib does not build yet, so `doclib mcp` is not tested over stdio: %v\n%s", err, out)
+	}
+	a := newAPI(t)
+	// The inspector passes the child only a default environment and these.
+	checkWithInspector(t, bin, "-e", "DOCLIB_URL="+a.URL, "-e", "DOCLIB_API_KEY="+keyFull, doclib, "mcp")
+
+	// Scope holds through the whole chain.
+	r := runInspector(t, bin, "-e", "DOCLIB_URL="+a.URL, "-e", "DOCLIB_API_KEY="+keyOneLibrary, doclib, "mcp",
+		"--method", "tools/call", "--tool-name", "list_libraries")
+	var libs struct {
+		Libraries []struct {
+			ID string `json:"id"`
+		} `json:"libraries"`
+	}
+	if err := json.Unmarshal(r.call(t).StructuredContent, &libs); err != nil || len(libs.Libraries) != 1 || libs.Libraries[0].ID != "lib_finance" {
+		t.Errorf("one-library key: %+v %v", libs, err)
+	}
+}
