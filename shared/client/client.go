@@ -38,6 +38,13 @@ const (
 	maxBody = 64 << 20
 )
 
+// Errors of New, to tell a bad key from a bad URL.
+var (
+	ErrBadURL = errors.New("client: the API URL is not an http(s) URL, e.g. http://127.0.0.1:8080")
+	ErrNoKey  = errors.New("client: no API key: set DOCLIB_API_KEY or pass one")
+	ErrBadKey = errors.New("client: the API key holds a space, a line break or a control character; it must be the key alone, on one line")
+)
+
 // Client calls one deployment of the API with one key. Build it once; it is
 // safe for concurrent use.
 type Client struct {
@@ -88,14 +95,20 @@ func WithSleep(f func(context.Context, time.Duration) error) Option {
 func New(baseURL, key string, opts ...Option) (*Client, error) {
 	u, err := url.Parse(strings.TrimSpace(baseURL))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("client: the API URL %q is not an http(s) URL, e.g. http://127.0.0.1:8080", baseURL)
+		return nil, fmt.Errorf("%w: %q", ErrBadURL, redact(baseURL))
 	}
-	if strings.TrimSpace(key) == "" {
-		return nil, errors.New("client: no API key: set DOCLIB_API_KEY or pass one")
+	key = strings.TrimSpace(key)
+	if key == "" {
+		return nil, ErrNoKey
+	}
+	if strings.IndexFunc(key, notKeyRune) >= 0 {
+		// Said before any request: sent, it would fail as a malformed header
+		// (a network error) or be cut at the line break.
+		return nil, ErrBadKey
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/")
 	u.RawQuery, u.Fragment = "", ""
-	c := &Client{base: u, key: strings.TrimSpace(key), http: http.DefaultClient, timeout: DefaultTimeout,
+	c := &Client{base: u, key: key, http: http.DefaultClient, timeout: DefaultTimeout,
 		maxRetries: DefaultMaxRetries, maxRetryWait: DefaultMaxRetryWait, userAgent: "doclib-go-client",
 		sleep: sleepCtx, random: rand.Float64}
 	for _, o := range opts {
@@ -156,6 +169,10 @@ func Code(err error) string {
 // 429s (after Retry-After), 5xx answers and network failures, up to
 // maxRetries times.
 func (c *Client) get(ctx context.Context, path string, query url.Values, out any) error {
+	if strings.Contains(path, "//") || strings.HasSuffix(path, "/") {
+		// An empty ID would address another route, or none.
+		return errors.New("client: an empty ID; pass the library or document ID")
+	}
 	u := c.base.String() + path // path is escaped by the caller (see seg)
 	if len(query) > 0 {
 		u += "?" + query.Encode()
@@ -167,13 +184,21 @@ func (c *Client) get(ctx context.Context, path string, query url.Values, out any
 			return nil
 		}
 		last = err
-		if wait < 0 || attempt >= c.maxRetries || ctx.Err() != nil {
+		if ctx.Err() != nil {
+			// Cancelled (Ctrl-C) or out of time: say so, not the failure
+			// that was about to be retried.
+			return ctx.Err()
+		}
+		if wait < 0 || attempt >= c.maxRetries {
 			return last
 		}
 		if wait == 0 { // back off: 250 ms, 500 ms, 1 s, … with jitter
 			wait = time.Duration(float64(250*time.Millisecond<<attempt) * (0.5 + c.random()))
 		}
 		if err := c.sleep(ctx, wait); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
 			return last
 		}
 	}
@@ -217,19 +242,13 @@ func (c *Client) attempt(ctx context.Context, u string, out any) (time.Duration,
 	if json.Unmarshal(body, &eb) == nil && eb.Error.Code != "" {
 		apiErr.Code, apiErr.Message = eb.Error.Code, eb.Error.Message
 	} else {
+		// Not the API's error shape: a gateway, a proxy or the wrong URL.
 		apiErr.Code = "http_" + strconv.Itoa(resp.StatusCode)
-		apiErr.Message = strings.TrimSpace(string(body[:min(len(body), 200)]))
-		if apiErr.Message == "" {
-			apiErr.Message = http.StatusText(resp.StatusCode)
-		}
+		apiErr.Message = foreignMessage(resp, body)
 	}
 	switch {
 	case resp.StatusCode == http.StatusTooManyRequests:
-		secs, err := strconv.Atoi(strings.TrimSpace(resp.Header.Get("Retry-After")))
-		if err != nil || secs < 1 {
-			secs = 1
-		}
-		apiErr.RetryAfter = time.Duration(secs) * time.Second
+		apiErr.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), time.Now())
 		if apiErr.RetryAfter > c.maxRetryWait {
 			return -1, apiErr
 		}
@@ -252,13 +271,64 @@ func (e *NetworkError) Error() string {
 
 func (e *NetworkError) Unwrap() error { return e.Err }
 
-// redact drops the query (it may hold a search) from a URL for messages.
+// retryAfter reads a Retry-After header: seconds (what the API sends) or an
+// HTTP date (what some gateways send). A missing or unusable value, or one in
+// the past, is one second.
+func retryAfter(h string, now time.Time) time.Duration {
+	h = strings.TrimSpace(h)
+	if secs, err := strconv.Atoi(h); err == nil {
+		return time.Duration(max(secs, 1)) * time.Second
+	}
+	if t, err := http.ParseTime(h); err == nil {
+		if d := t.Sub(now).Round(time.Second); d >= time.Second {
+			return d
+		}
+	}
+	return time.Second
+}
+
+// foreignMessage describes an error answer that is not in the API's shape.
+// An HTML page says nothing useful in a terminal; a short text answer is
+// kept, on one line, without control characters.
+func foreignMessage(resp *http.Response, body []byte) string {
+	status := http.StatusText(resp.StatusCode)
+	if status == "" {
+		status = "HTTP " + strconv.Itoa(resp.StatusCode)
+	}
+	const note = " (not an answer of the doclib API: check that the URL is the API's base URL)"
+	ct := resp.Header.Get("Content-Type")
+	text := strings.TrimSpace(string(body))
+	if text == "" || strings.Contains(ct, "html") || strings.HasPrefix(text, "<") {
+		return status + note
+	}
+	text = strings.Join(strings.FieldsFunc(text, func(r rune) bool { return r < 0x20 || r == 0x7f }), " ")
+	if r := []rune(text); len(r) > 200 {
+		text = string(r[:200]) + "…"
+	}
+	return status + ": " + text + note
+}
+
+// notKeyRune is a rune no API key holds: white space or a control character.
+func notKeyRune(r rune) bool { return r <= ' ' || r == 0x7f || (r >= 0x80 && r <= 0x9f) }
+
+// redact drops the query (it may hold a search) and any password from a URL
+// for messages.
 func redact(u string) string {
 	if i := strings.IndexByte(u, '?'); i >= 0 {
-		return u[:i]
+		u = u[:i]
+	}
+	if p, err := url.Parse(u); err == nil && p.User != nil {
+		return p.Redacted()
 	}
 	return u
 }
 
-// seg escapes an ID for use as one path segment.
-func seg(id string) string { return url.PathEscape(id) }
+// seg escapes an ID for use as one path segment. "." and ".." are escaped
+// too: sent as they are, a proxy that cleans paths would send the request to
+// another route.
+func seg(id string) string {
+	if strings.Trim(id, ".") == "" {
+		return strings.Repeat("%2E", len(id))
+	}
+	return url.PathEscape(id)
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -276,5 +277,121 @@ func TestIDsAreEscaped(t *testing.T) {
 	newClient(t, srv.URL+"/api", full).Library(context.Background(), "a b/c")
 	if got != "/api/libraries/a%20b%2Fc" {
 		t.Errorf("path %q", got)
+	}
+}
+
+func TestKeysWithSpacesOrControlsAreRefused(t *testing.T) {
+	for _, key := range []string{"# my key\ndlk_x", "dlk_x\r\nX-Other: 1", "dlk x", "dlk_\x1b[0m"} {
+		if _, err := client.New("http://127.0.0.1:1", key); !errors.Is(err, client.ErrBadKey) {
+			t.Errorf("%q: %v, want ErrBadKey", key, err)
+		}
+	}
+	// Surrounding white space (a key file's newline) is not part of the key.
+	if _, err := client.New("http://127.0.0.1:1", " dlk_x\n"); err != nil {
+		t.Error(err)
+	}
+	if _, err := client.New("http://127.0.0.1:1", "\t"); !errors.Is(err, client.ErrNoKey) {
+		t.Errorf("%v, want ErrNoKey", err)
+	}
+	if _, err := client.New("http://user:hunter2@/", "k"); !errors.Is(err, client.ErrBadURL) || strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("%v, want ErrBadURL without the password", err)
+	}
+}
+
+func TestCancelWhileWaitingToRetry(t *testing.T) {
+	limited := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "30")
+		w.WriteHeader(http.StatusTooManyRequests)
+		w.Write([]byte(`{"error":{"code":"rate_limited","message":"Slow down."}}`))
+	}))
+	defer limited.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	c := newClient(t, limited.URL, full, client.WithSleep(func(ctx context.Context, d time.Duration) error {
+		cancel() // Ctrl-C during the wait
+		<-ctx.Done()
+		return ctx.Err()
+	}))
+	if _, err := c.Libraries(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("%v, want context.Canceled rather than the 429 it was waiting out", err)
+	}
+}
+
+func TestRetryAfterAsAnHTTPDate(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			w.Header().Set("Retry-After", time.Now().Add(5*time.Second).UTC().Format(http.TimeFormat))
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		w.Write([]byte(`{"libraries":[]}`))
+	}))
+	defer srv.Close()
+	var waits []time.Duration
+	c := newClient(t, srv.URL, full, client.WithSleep(func(_ context.Context, d time.Duration) error { waits = append(waits, d); return nil }))
+	if _, err := c.Libraries(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(waits) != 1 || waits[0] < 3*time.Second || waits[0] > 6*time.Second {
+		t.Errorf("waits %v, want about 5s", waits)
+	}
+}
+
+func TestAnswersNotFromTheAPI(t *testing.T) {
+	for _, c := range []struct {
+		name, ct, body string
+		want           []string
+		not            string
+	}{
+		{"HTML page", "text/html", "<html><body><h1>502 Bad Gateway</h1></body></html>", []string{"Bad Gateway", "not an answer of the doclib API"}, "<html>"},
+		{"text", "text/plain", "upstream connect error\r\n\x1b[31mreset\x1b[0m", []string{"upstream connect error", "reset"}, "\x1b"},
+		{"empty", "", "", []string{"Bad Gateway"}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if c.ct != "" {
+					w.Header().Set("Content-Type", c.ct)
+				}
+				w.WriteHeader(http.StatusBadGateway)
+				w.Write([]byte(c.body))
+			}))
+			defer srv.Close()
+			_, err := newClient(t, srv.URL, full, client.WithRetries(0)).Libraries(context.Background())
+			var e *client.Error
+			if !errors.As(err, &e) || e.Code != "http_502" {
+				t.Fatalf("%v", err)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(e.Message, w) {
+					t.Errorf("message %q lacks %q", e.Message, w)
+				}
+			}
+			if c.not != "" && strings.Contains(e.Message, c.not) {
+				t.Errorf("message %q holds %q", e.Message, c.not)
+			}
+		})
+	}
+}
+
+func TestDotAndEmptyIDsStayInTheirSegment(t *testing.T) {
+	var paths []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		paths = append(paths, r.URL.EscapedPath())
+		w.Write([]byte(`{}`))
+	}))
+	defer srv.Close()
+	c := newClient(t, srv.URL, full)
+	ctx := context.Background()
+	c.Documents(ctx, "..", client.DocumentsParams{})
+	c.Traverse(ctx, ".", client.TraverseParams{})
+	if want := []string{"/libraries/%2E%2E/documents", "/documents/%2E/traverse"}; !slices.Equal(paths, want) {
+		t.Errorf("paths %q, want %q", paths, want)
+	}
+	paths = nil
+	if _, err := c.Library(ctx, ""); err == nil || !strings.Contains(err.Error(), "empty ID") || len(paths) != 0 {
+		t.Errorf("%v after %q", err, paths)
+	}
+	if _, err := c.Graph(ctx, ""); err == nil || len(paths) != 0 {
+		t.Errorf("%v after %q", err, paths)
 	}
 }
