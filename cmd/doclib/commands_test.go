@@ -265,6 +265,22 @@ func TestAllWalksEveryPage(t *testing.T) {
 			t.Errorf("no schema for %s", h.Library.ID)
 		}
 	}
+
+	// Suggestions are not walked: each page would spend a credit on
+	// documents nothing matched.
+	before := n.count("/search/documents")
+	r := c.run("search", "zzqxv", "--all", "--page-size", "3", "--json")
+	decode(t, r.stdout, &res)
+	if r.code != 0 || !res.LowConfidence || len(res.Documents) != 3 || res.Total <= 3 || n.count("/search/documents")-before != 1 ||
+		!strings.Contains(r.stderr, "--all stopped after the first page of") {
+		t.Errorf("%d requests for a low-confidence --all:\n%s", n.count("/search/documents")-before, r)
+	}
+
+	// Nothing at all: the first page as the API sent it, never pageSize 0.
+	decode(t, c.ok("documents", "lib_it", "--all", "--json", "--tag", "no-such-tag"), &docs)
+	if docs.Total != 0 || len(docs.Documents) != 0 || docs.PageSize < 1 {
+		t.Errorf("empty --all: total %d, pageSize %d", docs.Total, docs.PageSize)
+	}
 }
 
 func TestCompletion(t *testing.T) {

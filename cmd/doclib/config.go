@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -96,9 +97,21 @@ func (a *app) readConfig() (fileConfig, string, error) {
 	if err != nil {
 		return cfg, path, usageError{fmt.Errorf("config file: %w", err)}
 	}
+	raw = bytes.TrimPrefix(raw, []byte("\xef\xbb\xbf")) // a byte order mark, as some Windows editors write
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&cfg); err != nil {
+	err = dec.Decode(&cfg)
+	switch {
+	case err == nil && !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")):
+		err = errors.New("not a JSON object")
+	case err == nil && dec.More():
+		err = errors.New("more after the JSON object")
+	case err == nil:
+		if _, tokErr := dec.Token(); tokErr != io.EOF {
+			err = errors.New("more after the JSON object")
+		}
+	}
+	if err != nil {
 		// encoding/json's messages name a field or a character, never a value.
 		return cfg, path, usageError{fmt.Errorf(`config file %s: %v; it must be a JSON object such as {"url": "https://api.example.com", "apiKey": "YOUR_KEY"}`, path, err)}
 	}

@@ -101,6 +101,8 @@ func TestConfigFileProblems(t *testing.T) {
 	}{
 		{"not JSON", `url = "x"`, nil, "invalid character"},
 		{"unknown field", `{"url": "http://x", "api_key": "k"}`, nil, `unknown field "api_key"`},
+		{"more after the object", `{"url": "http://x"} {"apiKey": "k"}`, nil, "more after the JSON object"},
+		{"null", `null`, nil, "not a JSON object"},
 		{"missing --config", "", []string{"--config", filepath.Join(dir, "nope.json")}, "no such file"},
 		{"missing key file", "", []string{"--api-key-file", filepath.Join(dir, "nope")}, "--api-key-file"},
 		{"empty key file", "", []string{"--api-key-file", writeFile(t, filepath.Join(dir, "empty"), "\n", 0o600)}, "is empty"},
@@ -180,4 +182,13 @@ func TestKeyIsNeverPrinted(t *testing.T) {
 	delete(c.env, "DOCLIB_API_KEY")
 	c.run("-v", "tags", "lib_it")
 	c.run("-v", "--api-key-file", keyFile, "tags", "lib_it")
+}
+
+func TestConfigFileWithAByteOrderMark(t *testing.T) {
+	c := newCLI(t, "", "")
+	writeFile(t, filepath.Join(c.configDir, "doclib", "config.json"),
+		"\xef\xbb\xbf"+`{"url": "`+apiSrv.URL+`", "apiKey": "`+full+`"}`, 0o600)
+	if out := c.ok("libraries"); !strings.Contains(out, "lib_it") {
+		t.Errorf("%s", out)
+	}
 }

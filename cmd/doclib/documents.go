@@ -29,7 +29,7 @@ keeps documents whose title or content contains the text (no AI credit).
 		Args:              oneArg("a library ID or slug"),
 		ValidArgsFunction: a.completeLibraries,
 	}, func(ctx context.Context, c *client.Client, args []string) error {
-		r, err := fetchPages(&pages, func(pg client.Page) (*api.DocumentPage, error) {
+		r, err := fetchPages(a, &pages, func(pg client.Page) (*api.DocumentPage, error) {
 			p.Page = pg
 			return c.Documents(ctx, args[0], p)
 		}, func(into, page *api.DocumentPage) int {
@@ -160,7 +160,7 @@ forbidden, exit 1). Pages hold at most 50 recordings.`,
   doclib recordings doc_it_001 --all --json`,
 		Args: oneArg("a document ID (doc_…)"),
 	}, func(ctx context.Context, c *client.Client, args []string) error {
-		r, err := fetchPages(&pages, func(pg client.Page) (*api.SourceRecordings, error) {
+		r, err := fetchPages(a, &pages, func(pg client.Page) (*api.SourceRecordings, error) {
 			return c.SourceRecordings(ctx, args[0], pg)
 		}, func(into, page *api.SourceRecordings) int {
 			if into != nil {

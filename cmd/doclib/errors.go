@@ -31,7 +31,7 @@ func (a *app) report(cmd *cobra.Command, err error) {
 	case errors.As(err, &ne):
 		where, from := ne.URL, ""
 		if a.set != nil {
-			where, from = a.set.url, a.set.urlFrom
+			where, from = redactURL(a.set.url), a.set.urlFrom
 		}
 		cause := ne.Err
 		var ue *url.Error
@@ -69,6 +69,16 @@ func (a *app) hint(cmd *cobra.Command, e *client.Error) string {
 		switch cmd.Name() {
 		case "document", "traverse", "recordings":
 			return "check the document ID: it starts with doc_ (slugs do not work for documents). `doclib documents LIBRARY` lists a library's documents and `doclib search WORDS` finds one. A document outside the key's libraries is not found either."
+		case "libraries", "search", "mcp":
+			if cmd.Name() != "search" || !cmd.Flags().Changed("library") {
+				// These paths exist on every doclib API: the base URL is wrong.
+				urlFrom := "DOCLIB_URL"
+				if a.set != nil {
+					urlFrom = a.set.urlFrom
+				}
+				return fmt.Sprintf("the API does not know this path, which every doclib API serves: check that the URL (from %s) is the API's base URL, such as http://127.0.0.1:8080 or a deployment's ApiUrl.", urlFrom)
+			}
+			return "check the library ID with `doclib libraries`: --library takes a lib_… ID (not a slug); a library outside the key's scope is not found either."
 		}
 		return "check the library ID with `doclib libraries` (an ID such as lib_… or a slug); a library outside the key's scope is not found either."
 	case "forbidden":

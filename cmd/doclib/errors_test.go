@@ -51,6 +51,12 @@ func TestExitCodes(t *testing.T) {
 		{"all and page", full, []string{"documents", "lib_it", "--all", "--page", "2"}, 2, []string{"leave out --page"}},
 		{"depth 0", full, []string{"traverse", "doc_it_001", "--depth", "0"}, 2, []string{"--depth must be 1 or more"}},
 		{"timeout 0", full, []string{"libraries", "--timeout", "0s"}, 2, []string{"--timeout must be positive"}},
+		{"404 wrong base URL", full, []string{"libraries", "--url", apiSrv.URL + "/api"}, 1, []string{"not_found", "check that the URL (from --url) is the API's base URL"}},
+		{"404 search library", full, []string{"search", "invoice", "--library", "lib_nope"}, 1, []string{"not_found", "--library takes a lib_… ID"}},
+		{"empty ID", full, []string{"library", ""}, 1, []string{"empty ID"}},
+		{"dot ID", full, []string{"documents", ".."}, 1, []string{"not_found"}},
+		{"key with a line break", "# my key\n" + full, []string{"libraries"}, 2, []string{"the API key from DOCLIB_API_KEY holds a space, a line break or a control character"}},
+		{"mcp on a bad address", full, []string{"mcp", "--http", "nonsense"}, 2, []string{"--http nonsense: cannot listen there"}},
 		{"no key", "", []string{"libraries"}, 2, []string{"no API key", "export DOCLIB_API_KEY=", "--api-key-file FILE", `{"apiKey": "YOUR_KEY"}`, "go run ./cmd/doclib-server"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -163,5 +169,44 @@ func TestRateLimited(t *testing.T) {
 	waits = nil
 	if r := c.run("libraries", "--retries", "0"); r.code != 1 || len(waits) != 0 || !strings.Contains(r.stderr, "rate_limited") {
 		t.Errorf("waits %v\n%s", waits, r)
+	}
+}
+
+// failWriter fails every write, as a full disk does.
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+func TestOutputThatCannotBeWrittenFails(t *testing.T) {
+	for _, args := range [][]string{{"document", "doc_it_001"}, {"graph", "lib_it"}, {"traverse", "doc_it_001"},
+		{"search", "okta"}, {"recordings", "doc_it_001"}, {"--json", "libraries"}} {
+		var errb syncBuffer
+		env := map[string]string{"DOCLIB_URL": apiSrv.URL, "DOCLIB_API_KEY": full}
+		a := &app{getenv: func(k string) string { return env[k] }, stdout: failWriter{}, stderr: &errb,
+			userConfigDir: func() (string, error) { return t.TempDir(), nil }}
+		if code := a.run(context.Background(), args); code != 1 || !strings.Contains(errb.String(), "writing the output: no space left on device") {
+			t.Errorf("%v: exit %d\n%s", args, code, errb.String())
+		}
+	}
+}
+
+func TestVerboseLinesWithoutHeaders(t *testing.T) {
+	bare := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"libraries":[]}`))
+	}))
+	defer bare.Close()
+	r := newCLI(t, bare.URL, full).run("-v", "libraries")
+	if r.code != 0 || strings.Contains(r.stderr, "(request ,") || !strings.Contains(r.stderr, "/libraries → 200 in ") {
+		t.Errorf("%s", r)
+	}
+}
+
+func TestPasswordsInURLsAreNotPrinted(t *testing.T) {
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+	u := strings.Replace(closed.URL, "http://", "http://user:hunter2@", 1)
+	r := newCLI(t, u, full).run("-v", "--retries", "0", "libraries")
+	if r.code != 3 || strings.Contains(r.stdout+r.stderr, "hunter2") {
+		t.Errorf("%s", r)
 	}
 }

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"net"
 
 	"github.com/spf13/cobra"
 
@@ -35,7 +37,7 @@ the libraries with this key.`,
 		if a.verbose {
 			level = slog.LevelDebug
 		}
-		return mcpserver.Run(ctx, mcpserver.Options{
+		err := mcpserver.Run(ctx, mcpserver.Options{
 			Client:   c,
 			Version:  version,
 			HTTPAddr: addr,
@@ -43,6 +45,12 @@ the libraries with this key.`,
 			Stdout:   a.stdout,
 			Logger:   slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level})),
 		})
+		var op *net.OpError
+		if errors.As(err, &op) && op.Op == "listen" {
+			// A bad or busy --http address is the command line's mistake.
+			return usageError{fmt.Errorf("--http %s: cannot listen there (%v); give a free host:port such as 127.0.0.1:8765", addr, op.Err)}
+		}
+		return err
 	})
 	cmd.Flags().StringVar(&addr, "http", "", "serve streamable HTTP on `ADDR` (e.g. 127.0.0.1:8765; port 0 picks one) instead of stdio")
 	cmd.PreRunE = func(*cobra.Command, []string) error {

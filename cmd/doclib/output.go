@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"text/tabwriter"
+
+	"golang.org/x/term"
 
 	"github.com/spf13/cobra"
 
@@ -121,11 +124,17 @@ func orDefault(v, def int) int {
 // and returns how many it had). The API's page size is followed, since it
 // echoes the size it capped to. With --all the result claims page 1 and a
 // page size of everything it holds, so that it reads as one page.
-func fetchPages[P any](p *pageFlags, fetch func(client.Page) (*P, error), merge func(into, page *P) int,
+//
+// A walk of more than one page says how far it got on stderr when stderr is a
+// terminal, since nothing is printed before the last page. With no items at
+// all, the first page is returned as the API sent it.
+func fetchPages[P any](a *app, p *pageFlags, fetch func(client.Page) (*P, error), merge func(into, page *P) int,
 	counts func(*P) (total, pageSize int), whole func(*P, int)) (*P, error) {
 	pg := p.first()
 	var first *P
 	got := 0
+	progress := a.progress()
+	defer progress(0, 0)
 	for {
 		page, err := fetch(pg)
 		if err != nil {
@@ -141,10 +150,51 @@ func fetchPages[P any](p *pageFlags, fetch func(client.Page) (*P, error), merge 
 		}
 		total, size := counts(page)
 		if n == 0 || size < 1 || pg.Page*size >= total {
-			whole(first, got)
+			if got > 0 {
+				whole(first, got)
+			}
 			return first, nil
 		}
+		progress(pg.Page, (total+size-1)/size)
 		pg.Page++
 		pg.PageSize = size
 	}
+}
+
+// progress returns a function that shows "page N of M" on stderr while a walk
+// runs, when stderr is a terminal; called with (0, 0) it clears the line.
+func (a *app) progress() func(page, pages int) {
+	f, ok := a.stderr.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return func(int, int) {}
+	}
+	shown := false
+	return func(page, pages int) {
+		if page == 0 {
+			if shown {
+				fmt.Fprint(f, "\r\033[K")
+			}
+			return
+		}
+		shown = true
+		fmt.Fprintf(f, "\rdoclib: fetched page %d of %d…", page, pages)
+	}
+}
+
+// errWriter remembers the first error of its writes, so that a command whose
+// output could not be written (a full disk) fails instead of exiting 0.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	if err != nil {
+		e.err = err
+	}
+	return n, err
 }

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -85,9 +87,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 }
 
 func (a *app) run(ctx context.Context, args []string) int {
+	out := &errWriter{w: a.stdout}
+	a.stdout = out
 	root := a.newRoot()
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
+	if out.err != nil {
+		// Whatever the command returned, the failed write is the cause.
+		err = ranError{fmt.Errorf("writing the output: %w", out.err)}
+	}
 	if err != nil {
 		a.report(cmd, err)
 	}
@@ -216,7 +224,7 @@ func (a *app) client() (*client.Client, error) {
 		return nil, err
 	}
 	if a.verbose {
-		fmt.Fprintf(a.stderr, "doclib: API %s (from %s); API key from %s\n", s.url, s.urlFrom, s.keyFrom)
+		fmt.Fprintf(a.stderr, "doclib: API %s (from %s); API key from %s\n", redactURL(s.url), s.urlFrom, s.keyFrom)
 	}
 	transport := a.transport
 	if transport == nil {
@@ -227,10 +235,21 @@ func (a *app) client() (*client.Client, error) {
 	}
 	c, err := client.New(s.url, s.key, client.WithTimeout(a.timeout), client.WithRetries(a.retries),
 		client.WithUserAgent("doclib-cli/"+version), client.WithSleep(a.wait), client.WithHTTPClient(&http.Client{Transport: transport}))
-	if err != nil {
-		return nil, usageError{fmt.Errorf("the API URL %q (from %s) is not an http(s) URL such as http://127.0.0.1:8080", s.url, s.urlFrom)}
+	switch {
+	case errors.Is(err, client.ErrBadKey):
+		return nil, usageError{fmt.Errorf("the API key from %s holds a space, a line break or a control character; it must be the key alone, on one line", s.keyFrom)}
+	case err != nil:
+		return nil, usageError{fmt.Errorf("the API URL %q (from %s) is not an http(s) URL such as http://127.0.0.1:8080", redactURL(s.url), s.urlFrom)}
 	}
 	return c, nil
+}
+
+// redactURL hides the password of a URL that carries one, for messages.
+func redactURL(s string) string {
+	if u, err := url.Parse(s); err == nil && u.User != nil {
+		return u.Redacted()
+	}
+	return s
 }
 
 // wait is the client's pause before a retry: it says why the command is
@@ -267,7 +286,17 @@ func (l logTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		fmt.Fprintf(l.w, "doclib: %s %s: %v\n", r.Method, r.URL.Redacted(), err)
 		return resp, err
 	}
-	fmt.Fprintf(l.w, "doclib: %s %s → %d in %s (request %s, %s requests left)\n", r.Method, r.URL.Redacted(), resp.StatusCode,
-		time.Since(start).Round(time.Millisecond), resp.Header.Get("X-Request-Id"), resp.Header.Get("X-RateLimit-Remaining"))
+	line := fmt.Sprintf("doclib: %s %s → %d in %s", r.Method, r.URL.Redacted(), resp.StatusCode, time.Since(start).Round(time.Millisecond))
+	var about []string
+	if id := resp.Header.Get("X-Request-Id"); id != "" {
+		about = append(about, "request "+id)
+	}
+	if left := resp.Header.Get("X-RateLimit-Remaining"); left != "" {
+		about = append(about, left+" requests left")
+	}
+	if len(about) > 0 {
+		line += " (" + strings.Join(about, ", ") + ")"
+	}
+	fmt.Fprintln(l.w, line)
 	return resp, nil
 }

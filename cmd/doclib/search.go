@@ -24,16 +24,19 @@ by their words, close spellings, their meaning and the recordings behind them,
 and lists the hits best first with the signals that fired and a score, then
 the matched documents broken down by library, category, tag and application:
 send a value back with --library (an ID), --category, --tag or --application
-to narrow the search. The words of QUERY are joined with spaces.
+to narrow the search. The words of QUERY are joined with spaces; put -- before
+a query that has words starting with a dash (doclib search -- error -32602).
 
 When nothing matches well, the API returns its most active documents instead,
-flagged LOW CONFIDENCE with hints: suggestions, not matches.
+flagged LOW CONFIDENCE with hints: suggestions, not matches. --all then stops
+after the first page of them.
 
 Each page spends one AI credit of the workspace (--all: one per page, in pages
 of 100 unless --page-size).`,
 		Example: `  doclib search reset a password
   doclib search "approve invoice" --library lib_finance --tag approvals
   doclib search okta --page 2 --page-size 10
+  doclib search -- error -32602                # words that start with a dash
   doclib search stock count --json | jq '.documents[] | {id, score: .relevance.score}'`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -43,7 +46,7 @@ of 100 unless --page-size).`,
 		},
 	}, func(ctx context.Context, c *client.Client, args []string) error {
 		p.Query = strings.Join(args, " ")
-		r, err := fetchPages(&pages, func(pg client.Page) (*api.SearchResults, error) {
+		r, err := fetchPages(a, &pages, func(pg client.Page) (*api.SearchResults, error) {
 			p.Page = pg
 			return c.Search(ctx, p)
 		}, func(into, page *api.SearchResults) int {
@@ -55,10 +58,20 @@ of 100 unless --page-size).`,
 				maps.Copy(into.Schemas, page.Schemas)
 			}
 			return len(page.Documents)
-		}, func(r *api.SearchResults) (int, int) { return r.Total, r.PageSize },
-			func(r *api.SearchResults, n int) { r.Page, r.PageSize = 1, n })
+		}, func(r *api.SearchResults) (int, int) {
+			if r.LowConfidence {
+				// Suggestions, not matches: walking them would spend a
+				// credit a page on documents nothing matched.
+				return len(r.Documents), r.PageSize
+			}
+			return r.Total, r.PageSize
+		}, func(r *api.SearchResults, n int) { r.Page, r.PageSize = 1, n })
 		if err != nil {
 			return err
+		}
+		if pages.all && r.LowConfidence && r.Total > len(r.Documents) {
+			fmt.Fprintf(a.stderr, "doclib: nothing matched well, so --all stopped after the first page of %s (each page spends AI credit)\n",
+				plural(r.Total, "suggestion", "suggestions"))
 		}
 		if a.json {
 			return a.printJSON(r)
