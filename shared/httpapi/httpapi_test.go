@@ -201,6 +201,9 @@ func TestDocumentsList(t *testing.T) {
 		if !slices.Equal(got, c.want) || p.Total != c.total {
 			t.Errorf("%s: got %v total %d, want %v total %d", c.query, got, p.Total, c.want, c.total)
 		}
+		if strings.Contains(c.query, "page=9999") && p.Page != 1<<53-1 {
+			t.Errorf("%s: page echoed as %d, want 2^53-1, the largest exact JSON integer", c.query, p.Page)
+		}
 	}
 }
 
@@ -413,7 +416,7 @@ func TestTraverse(t *testing.T) {
 	if echo["direction"] != "both" || echo["maxDepth"] != float64(1) || echo["label"] != nil {
 		t.Errorf("defaults echoed: %v %v %v", echo["direction"], echo["maxDepth"], echo["label"])
 	}
-	for _, q := range []string{"depth=0", "depth=4", "depth=x", "direction=up", "direction=", "depth=1&depth=2", "label=a&label=b"} {
+	for _, q := range []string{"depth=0", "depth=4", "depth=x", "depth=%2B2", "depth=2.0", "direction=up", "direction=", "depth=1&depth=2", "label=a&label=b"} {
 		r := s.get(t, fixture.KeyFull, "/documents/doc_a1_1/traverse?"+q)
 		if r.status != 400 || errorCode(t, r) != "bad_request" {
 			t.Errorf("%s: %d %s", q, r.status, r.body)

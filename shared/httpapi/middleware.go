@@ -210,7 +210,7 @@ func (s *server) route() http.Handler {
 }
 
 func notFound(w http.ResponseWriter, r *http.Request) {
-	writeErrorPlain(w, r, doclib.Errorf(doclib.ENotFound, "There is no endpoint at %s. The paths are listed in docs/openapi.yaml, e.g. GET /libraries.", r.URL.Path))
+	writeErrorPlain(w, r, doclib.Errorf(doclib.ENotFound, "There is no endpoint at %s. The endpoints are GET /libraries, /libraries/{id}, /libraries/{id}/tags, /categories, /applications, /graph and /documents, /documents/{id}, /documents/{id}/traverse, /documents/{id}/source-recordings and /search/documents.", r.URL.Path))
 }
 
 // get lets GET and HEAD through and answers every other method with 405.

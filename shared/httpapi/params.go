@@ -69,8 +69,14 @@ func (q query) page(maxSize int) (service.Page, error) {
 	return p, nil
 }
 
-// positive parses a whole number of at least 1. A number too large for an int
-// saturates: a page that far is past the end, and a pageSize that large is capped.
+// maxWhole is the largest page echoed: 2^53 - 1, the largest integer every
+// JSON reader holds exactly (JavaScript's Number.MAX_SAFE_INTEGER). Offsets
+// computed from it stay far from overflowing an int.
+const maxWhole = 1<<53 - 1
+
+// positive parses a whole number of at least 1. A number above maxWhole
+// saturates there: a page that far is past the end, and a pageSize that large
+// is capped.
 func positive(name, v string) (int, error) {
 	if v == "" || strings.TrimLeft(v, "0123456789") != "" {
 		if n, err := strconv.Atoi(v); err == nil && n < 1 {
@@ -79,8 +85,8 @@ func positive(name, v string) (int, error) {
 		return 0, doclib.Errorf(doclib.EBadRequest, "The parameter %s must be a whole number of 1 or more; got %q.", name, v)
 	}
 	n, err := strconv.Atoi(v)
-	if err != nil { // only digits, so the number is out of range
-		return int(^uint(0) >> 1), nil
+	if err != nil || n > maxWhole { // only digits, so the number is out of range
+		return maxWhole, nil
 	}
 	if n < 1 {
 		return 0, doclib.Errorf(doclib.EBadRequest, "The parameter %s must be 1 or more; got %s.", name, v)
@@ -111,7 +117,8 @@ func (q query) traverse() (service.TraverseParams, error) {
 	}
 	if v, ok := q["depth"]; ok {
 		d, err := strconv.Atoi(v)
-		if err != nil || d < 1 || d > service.MaxDepth {
+		// Digits only, as for page: strconv also takes "+2".
+		if err != nil || strings.TrimLeft(v, "0123456789") != "" || d < 1 || d > service.MaxDepth {
 			return tp, doclib.Errorf(doclib.EBadRequest, "The parameter depth must be a whole number from 1 to %d; got %q.", service.MaxDepth, v)
 		}
 		tp.Depth = d

@@ -33,7 +33,7 @@ func TestSearchValidation(t *testing.T) {
 		{fixture.KeyFull, "q=okta&libraryId=lib_a1%20", 400, "bad_request", "libraryId"},
 		{fixture.KeyFull, "q=okta&page=0", 400, "bad_request", "page"},
 		{fixture.KeyFull, "q=okta&pageSize=abc", 400, "bad_request", "pageSize"},
-		{fixture.KeyFull, "q=okta&libraryId=lib_nope", 404, "not_found", "lib_nope"},
+		{fixture.KeyFull, "q=okta&libraryId=lib_nope", 404, "not_found", `The parameter libraryId names no library visible to this API key: \"lib_nope\". It takes a lib_ ID`},
 		{fixture.KeyFull, "q=okta&libraryId=lib_b1", 404, "not_found", ""},       // another workspace
 		{fixture.KeyOneLibrary, "q=okta&libraryId=lib_a2", 404, "not_found", ""}, // outside scope
 	}
@@ -58,6 +58,36 @@ func TestSearchValidation(t *testing.T) {
 	if b := s.balance("ws_a"); b != 100-5 {
 		t.Errorf("balance %d after 5 searches, want 95", b)
 	}
+	// A page far past the end is an empty page with the exact totals, its
+	// number echoed as a value every JSON reader holds exactly. It used to
+	// overflow the page's end and panic.
+	for _, q := range []string{"q=okta&page=99999999999999999999", "q=okta&page=9223372036854775807&pageSize=100", "q=zzqqxx&page=99999999999999999999"} {
+		r := s.get(t, fixture.KeyFull, "/search/documents?"+q)
+		res := decode[api.SearchResults](t, r)
+		if r.status != 200 || len(res.Documents) != 0 || res.Total == 0 || res.Page != 1<<53-1 {
+			t.Errorf("%s: %d, %d hits of %d, page %d", q, r.status, len(res.Documents), res.Total, res.Page)
+		}
+	}
+}
+
+func TestSearchThatPanicsGivesItsCreditBack(t *testing.T) {
+	s := newServer(t, options{backend: panickingBackend{}})
+	r := s.get(t, fixture.KeyFull, "/search/documents?q=okta")
+	if r.status != 500 || errorCode(t, r) != "internal" {
+		t.Errorf("%d %s", r.status, r.body)
+	}
+	if b := s.balance("ws_a"); b != 100 {
+		t.Errorf("a search that panicked kept its credit: balance %d, want 100", b)
+	}
+}
+
+type panickingBackend struct{}
+
+func (panickingBackend) Match(context.Context, *search.Query) (*search.Matches, error) {
+	panic("slice bounds out of range")
+}
+func (panickingBackend) MostActive(context.Context, *search.Query, search.Filter) ([]search.Hit, int, error) {
+	panic("slice bounds out of range")
 }
 
 func TestSearchResponse(t *testing.T) {

@@ -196,7 +196,9 @@ func Evaluate(cands []Candidate, q *Query) *Matches {
 		return strings.Compare(a.c.Doc.ID, b.c.Doc.ID)
 	})
 	m := &Matches{MatchedTotal: matched, Facets: fc.facets(), Total: len(kept), Hits: []Hit{}}
-	for _, s := range kept[min(q.Offset, len(kept)):min(q.Offset+q.Limit, len(kept))] {
+	start := min(q.Offset, len(kept))
+	end := start + min(q.Limit, len(kept)-start) // never q.Offset+q.Limit: it can overflow
+	for _, s := range kept[start:end] {
 		m.Hits = append(m.Hits, Hit{DocumentID: s.c.Doc.ID, LibraryID: s.c.Doc.LibraryID,
 			Signals: q.Rules.Signals(s.c.Evidence), Score: s.score, SemanticSimilarity: s.c.Semantic})
 	}

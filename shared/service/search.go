@@ -22,12 +22,16 @@ type SearchParams struct {
 // Search is GET /search/documents. The checks follow decisions.md: a libraryId
 // outside scope is 404 before anything is spent; then the subscription, then the
 // credit; a search that fails after it was paid for is refunded.
-func (s *Service) Search(ctx context.Context, p *doclib.Principal, sp SearchParams) (*api.SearchResults, error) {
+func (s *Service) Search(ctx context.Context, p *doclib.Principal, sp SearchParams) (out *api.SearchResults, err error) {
 	if s.searcher == nil {
 		return nil, doclib.Unavailable(errors.New("service: search is not configured"))
 	}
 	if sp.Filter.LibraryID != "" {
 		if _, err := s.library(ctx, p, sp.Filter.LibraryID); err != nil {
+			if doclib.ErrorCode(err) == doclib.ENotFound {
+				// Name the parameter; unlike a path, libraryId takes no slug.
+				return nil, doclib.Errorf(doclib.ENotFound, "The parameter libraryId names no library visible to this API key: %q. It takes a lib_ ID from GET /libraries.", sp.Filter.LibraryID)
+			}
 			return nil, err
 		}
 	}
@@ -56,12 +60,23 @@ func (s *Service) Search(ctx context.Context, p *doclib.Principal, sp SearchPara
 			return nil, doclib.Unavailable(fmt.Errorf("service: search: spend credit: %w", err))
 		}
 	}
-	out, err := s.search(ctx, p, sp, visible, byID)
-	if err != nil && metered {
+	if !metered {
+		return s.search(ctx, p, sp, visible, byID)
+	}
+	// A search that does not answer gives its credit back, whether it
+	// failed or panicked (the handler turns a panic into a 500; the credit
+	// must not go with it).
+	answered := false
+	defer func() {
+		if answered {
+			return
+		}
 		if rerr := s.ledger.Refund(context.WithoutCancel(ctx), p.WorkspaceID); rerr != nil {
 			err = errors.Join(err, fmt.Errorf("service: search: refund credit: %w", rerr))
 		}
-	}
+	}()
+	out, err = s.search(ctx, p, sp, visible, byID)
+	answered = err == nil
 	return out, err
 }
 
