@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/doclib/doclib/shared/client"
+	"github.com/doclib/doclib/shared/render"
 )
 
 // toolError turns a failed API call into the error a tool handler returns;
@@ -23,7 +24,7 @@ func (t *tools) toolError(ctx context.Context, tool string, err error) error {
 	var msg string
 	switch {
 	case errors.As(err, &apiErr):
-		msg = apiErr.Code + ": " + apiErr.Message
+		msg = render.Clean(apiErr.Code) + ": " + render.CleanText(apiErr.Message)
 		if h := hint(apiErr); h != "" {
 			msg += "\n" + h
 		}
@@ -80,7 +81,7 @@ func codeArgumentErrors(next mcp.MethodHandler) mcp.MethodHandler {
 func hint(e *client.Error) string {
 	switch e.Code {
 	case "not_found":
-		return "IDs must be exact: documents by doc_… ID, libraries by lib_… ID or slug, as returned by list_libraries, search_documents or list_documents. Anything outside this key's scope is not found too."
+		return "IDs must be exact: documents by doc_… ID, libraries by lib_… ID (or a slug the user gave), as returned by list_libraries, search_documents or list_documents. Anything outside this key's scope is not found too."
 	case "bad_request":
 		return "Fix the argument the message names and call again."
 	case "forbidden":

@@ -57,10 +57,13 @@ func Run(ctx context.Context, o Options) error {
 }
 
 // serveStdio runs one session on newline-delimited JSON over in and out.
+// A line that is not a JSON-RPC message is answered with an error and
+// skipped (see messages), not the end of the session.
 func serveStdio(ctx context.Context, s *mcp.Server, in io.Reader, out io.Writer, log *slog.Logger) error {
 	// The streams stay the caller's: closing the session must not close
 	// them (the SDK stops reading on Close even while a Read is blocked).
-	t := &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}}
+	w := &lockedWriter{w: out}
+	t := &mcp.IOTransport{Reader: io.NopCloser(newMessages(in, w, log)), Writer: nopWriteCloser{w}}
 	ss, err := s.Connect(ctx, t, nil)
 	if err != nil {
 		return fmt.Errorf("mcpserver: start the stdio session: %w", err)

@@ -33,11 +33,16 @@ const (
 
 // typeSchemas describe the API types whose JSON is not what their Go type
 // suggests: timestamps are strings, and content is a JSON object keyed by the
-// template's sections.
+// template's sections. The structured output is the API's answer as sent,
+// so content may also be whatever else a faulty document holds (null is
+// made {} by the tool): refusing it there would fail the whole call, where
+// the text still reads.
 var typeSchemas = map[reflect.Type]*jsonschema.Schema{
 	reflect.TypeFor[api.Time](): {Type: "string", Format: "date-time"},
-	reflect.TypeFor[json.RawMessage](): {Type: "object",
-		Description: "keyed by the template's section keys: a string for a text section, an array of strings for a steps or list section"},
+	reflect.TypeFor[json.RawMessage](): {
+		Description: "normally an object keyed by the template's section keys: a string for a text section, an array of strings for a steps or list section; any other shape is passed on as the API sent it",
+		AnyOf: []*jsonschema.Schema{{Type: "object"}, {Type: "string"}, {Type: "array"},
+			{Type: "number"}, {Type: "boolean"}}},
 }
 
 // inputSchema infers T's schema and lets edit add bounds to its properties.

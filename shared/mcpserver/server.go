@@ -30,7 +30,7 @@ const Name = "doclib"
 // before choosing a tool.
 const instructions = `doclib gives read-only access to libraries of step-by-step documents written from recorded work (how people in this organisation actually do things), limited to what this API key can see.
 
-Start with list_libraries (library IDs lib_…, slugs, counts, categories and tags) or search_documents (hybrid word + meaning search across every library the key sees; each call spends one AI credit). Read a document in full with get_document using its doc_… ID; documents are only addressed by ID, never by title or slug. Libraries accept a lib_… ID or a slug.
+Start with list_libraries (library IDs lib_…, names, counts, categories and tags) or search_documents (hybrid word + meaning search across every library the key sees; each call spends one AI credit). Read a document in full with get_document using its doc_… ID; documents are only addressed by ID, never by title or slug. Address a library by its lib_… ID from list_libraries; a library slug the user gives you also works, but no tool returns slugs.
 
 A document's content is authoritative. When search says lowConfidence, its hits are suggestions (the most active documents), not matches: reword or narrow as its guidance says. Use get_library or the search facets to pick filter values, list_documents to browse a library, traverse_graph to see what people do next or instead, and get_source_recordings for the shared recordings behind a document (an empty list there is normal).
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -20,7 +21,7 @@ type getDocumentInput struct {
 
 // listDocumentsInput is a page of one library's documents, filtered.
 type listDocumentsInput struct {
-	Library     string `json:"library" jsonschema:"the library's lib_… ID or slug (from list_libraries)"`
+	Library     string `json:"library" jsonschema:"the library's lib_… ID, from list_libraries; a library slug the user gives you works too, but list_libraries does not return slugs"`
 	Category    string `json:"category,omitempty" jsonschema:"keep only this category (values from get_library)"`
 	Tag         string `json:"tag,omitempty" jsonschema:"keep only this tag"`
 	Application string `json:"application,omitempty" jsonschema:"keep only documents that use this application"`
@@ -89,12 +90,40 @@ func (t *tools) getDocument(ctx context.Context, _ *mcp.CallToolRequest, in getD
 	if err := render.Document(&b, d); err != nil {
 		return nil, nil, t.toolError(ctx, "get_document", err)
 	}
-	b.WriteString("\nThis content is the authoritative account of the task.")
+	text := capText(b.String(), documentTextMax)
+	text += "\nThis content is the authoritative account of the task."
 	if len(d.Edges.Outgoing)+len(d.Edges.Incoming) > 0 {
-		b.WriteString(" Follow the edges with traverse_graph or read a neighbour with get_document.")
+		text += " Follow the edges with traverse_graph or read a neighbour with get_document."
 	}
-	b.WriteString("\n")
-	return textResult(b.String()), d, nil
+	return textResult(text + "\n"), d, nil
+}
+
+// documentTextMax bounds get_document's text, in characters: a document
+// that long would crowd everything else out of an agent's context. The
+// structured output stays whole: it is the API's answer, for programs.
+const documentTextMax = 100_000
+
+// capText cuts text longer than max characters, at a line break where there
+// is one in the second half, and ends it with a note of how much was cut.
+func capText(text string, max int) string {
+	total := utf8.RuneCountInString(text)
+	if total <= max {
+		return text
+	}
+	cut, n := text, 0
+	for i := range text {
+		if n == max {
+			cut = text[:i]
+			break
+		}
+		n++
+	}
+	if i := strings.LastIndexByte(cut, '\n'); i >= len(cut)/2 {
+		cut = cut[:i+1]
+	}
+	shown := utf8.RuneCountInString(cut)
+	return fmt.Sprintf("%s\n\n[Cut: this document's text is %d characters, too long to send whole. The first %d are shown; the other %d are left out, and with them any edges listed after the content. The structured output holds the whole document.]\n",
+		strings.TrimRight(cut, "\n"), total, shown, total-shown)
 }
 
 // normaliseDocument makes every list non-nil: the API never sends null, but
@@ -125,17 +154,17 @@ func (t *tools) listDocuments(ctx context.Context, _ *mcp.CallToolRequest, in li
 	}
 
 	var b strings.Builder
-	fmt.Fprintf(&b, "Library %s", in.Library)
+	fmt.Fprintf(&b, "Library %s", render.Clean(in.Library))
 	if f := filterText(in); f != "" {
 		fmt.Fprintf(&b, " (%s)", f)
 	}
-	b.WriteString(": " + pageLine("documents", len(out.Documents), out.Total, out.Page, out.PageSize) + "\n")
+	b.WriteString(": " + pageLine("document", "documents", len(out.Documents), out.Total, out.Page, out.PageSize) + "\n")
 	for _, d := range out.Documents {
-		fmt.Fprintf(&b, "\n- %s (%s)\n", d.Title, d.ID)
+		fmt.Fprintf(&b, "\n- %s (%s)\n", render.Clean(d.Title), render.Clean(d.ID))
 		if f := facts(d.Category, d.Tags, d.Applications); f != "" {
 			fmt.Fprintf(&b, "  %s\n", f)
 		}
-		fmt.Fprintf(&b, "  Recorded %d times; updated %s\n", d.RecordingCount, d.UpdatedAt.Format("2006-01-02"))
+		fmt.Fprintf(&b, "  Recorded %s; updated %s\n", count(d.RecordingCount, "time", "times"), day(d.UpdatedAt))
 		if d.Excerpt != "" {
 			fmt.Fprintf(&b, "  %s\n", d.Excerpt)
 		}

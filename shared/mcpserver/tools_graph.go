@@ -84,8 +84,9 @@ func traverseText(r *traverseOutput) string {
 	if r.Label != nil {
 		label = fmt.Sprintf("label %q", *r.Label)
 	}
-	fmt.Fprintf(&b, "Walk from %s, direction %s, %s, up to %d %s: %d documents, %d edges.\n",
-		r.RootDocumentID, r.Direction, label, r.MaxDepth, plural(r.MaxDepth, "hop", "hops"), len(r.Nodes), len(r.Edges))
+	fmt.Fprintf(&b, "Walk from %s, direction %s, %s, up to %s: %s, %s.\n",
+		render.Clean(r.RootDocumentID), render.Clean(r.Direction), label, count(r.MaxDepth, "hop", "hops"),
+		count(len(r.Nodes), "document", "documents"), count(len(r.Edges), "edge", "edges"))
 	for depth := 0; depth <= r.MaxDepth; depth++ {
 		first := true
 		for _, n := range r.Nodes {
@@ -100,7 +101,7 @@ func traverseText(r *traverseOutput) string {
 				}
 				first = false
 			}
-			fmt.Fprintf(&b, "- %s (%s, library %s)\n", n.Title, n.ID, n.LibraryID)
+			fmt.Fprintf(&b, "- %s (%s, library %s)\n", render.Clean(n.Title), render.Clean(n.ID), render.Clean(n.LibraryID))
 			if n.Excerpt != "" && depth > 0 {
 				fmt.Fprintf(&b, "  %s\n", n.Excerpt)
 			}
@@ -112,8 +113,8 @@ func traverseText(r *traverseOutput) string {
 	}
 	b.WriteString("\n## Edges\n")
 	for _, e := range r.Edges {
-		fmt.Fprintf(&b, "- %s (%s) → %s (%s): %s\n", e.SourceDocumentTitle, e.SourceDocumentID,
-			e.TargetDocumentTitle, e.TargetDocumentID, render.EdgeNote(e.Label, e.EdgeType, e.Support, e.LowConfidence))
+		fmt.Fprintf(&b, "- %s (%s) → %s (%s): %s\n", render.Clean(e.SourceDocumentTitle), render.Clean(e.SourceDocumentID),
+			render.Clean(e.TargetDocumentTitle), render.Clean(e.TargetDocumentID), render.EdgeNote(e.Label, e.EdgeType, e.Support, e.LowConfidence))
 	}
 	b.WriteString("\n\"often next\": people often do the target after the source; \"alternative to\": another way to the same end. Low confidence: seen in fewer than 3 recordings. Read any document with get_document.\n")
 	return b.String()

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/doclib/doclib/shared/api"
+	"github.com/doclib/doclib/shared/render"
 )
 
 // listLibrariesInput takes nothing.
@@ -17,7 +18,7 @@ type listLibrariesInput struct{}
 
 // getLibraryInput names a library and which label lists to fetch.
 type getLibraryInput struct {
-	Library string   `json:"library" jsonschema:"the library's lib_… ID or its slug (from list_libraries)"`
+	Library string   `json:"library" jsonschema:"the library's lib_… ID, from list_libraries; a library slug the user gives you works too, but list_libraries does not return slugs"`
 	Include []string `json:"include,omitempty" jsonschema:"which label lists to include, each with document counts: tags, categories, applications (default: all three)"`
 }
 
@@ -38,7 +39,7 @@ func (t *tools) addLibraryTools(s *mcp.Server) {
 		Title: "List libraries",
 		Description: `List every document library this API key can see: ID (lib_…), name, description, document count, and the categories and tags its documents use.
 
-Call this first to learn library IDs and slugs, which list_documents, get_library and search_documents' libraryId filter take, and to see which libraries exist before searching. An empty list means the key sees no library.`,
+Call this first to learn the library IDs that list_documents, get_library and search_documents' libraryId filter take, and to see which libraries exist before searching. An empty list means the key sees no library.`,
 		Annotations:  readOnly("List libraries"),
 		InputSchema:  inputSchema[listLibrariesInput](nil),
 		OutputSchema: outputSchema[api.LibraryList](),
@@ -47,9 +48,9 @@ Call this first to learn library IDs and slugs, which list_documents, get_librar
 	mcp.AddTool(s, &mcp.Tool{
 		Name:  "get_library",
 		Title: "Get a library and its labels",
-		Description: `Get one library by lib_… ID or slug, with its edge count and its tags, categories and applications, each with how many documents carry it.
+		Description: `Get one library by its lib_… ID (or by a slug the user gave you), with its edge count and its tags, categories and applications, each with how many documents carry it.
 
-Use it to choose filter values: the names returned are exactly what the category, tag and application filters of list_documents and search_documents accept. Call list_libraries first if you do not know the library's ID or slug.`,
+Use it to choose filter values: the names returned are exactly what the category, tag and application filters of list_documents and search_documents accept. Call list_libraries first if you do not know the library's ID.`,
 		Annotations: readOnly("Get a library and its labels"),
 		InputSchema: inputSchema[getLibraryInput](func(p map[string]*jsonschema.Schema) {
 			p["library"].MinLength = ptr(1)
@@ -77,16 +78,16 @@ func (t *tools) listLibraries(ctx context.Context, _ *mcp.CallToolRequest, _ lis
 		fmt.Fprintf(&b, "%d %s visible to this API key:\n", len(libs.Libraries), plural(len(libs.Libraries), "library", "libraries"))
 	}
 	for _, l := range libs.Libraries {
-		fmt.Fprintf(&b, "\n## %s (%s)\n%d documents", l.Name, l.ID, l.DocumentCount)
+		fmt.Fprintf(&b, "\n## %s (%s)\n%s", render.Clean(l.Name), render.Clean(l.ID), count(l.DocumentCount, "document", "documents"))
 		if l.Description != "" {
-			fmt.Fprintf(&b, " · %s", l.Description)
+			fmt.Fprintf(&b, " · %s", render.Clean(l.Description))
 		}
 		b.WriteString("\n")
 		if len(l.Categories) > 0 {
-			fmt.Fprintf(&b, "Categories: %s\n", strings.Join(l.Categories, ", "))
+			fmt.Fprintf(&b, "Categories: %s\n", list(l.Categories))
 		}
 		if len(l.Tags) > 0 {
-			fmt.Fprintf(&b, "Tags: %s\n", strings.Join(l.Tags, ", "))
+			fmt.Fprintf(&b, "Tags: %s\n", list(l.Tags))
 		}
 	}
 	if len(libs.Libraries) > 0 {
@@ -131,15 +132,15 @@ func (t *tools) getLibrary(ctx context.Context, _ *mcp.CallToolRequest, in getLi
 	}
 
 	var b strings.Builder
-	fmt.Fprintf(&b, "# %s (%s)\n", lib.Name, lib.ID)
+	fmt.Fprintf(&b, "# %s (%s)\n", render.Clean(lib.Name), render.Clean(lib.ID))
 	if lib.Description != "" {
-		fmt.Fprintf(&b, "%s\n", lib.Description)
+		fmt.Fprintf(&b, "%s\n", render.Clean(lib.Description))
 	}
-	fmt.Fprintf(&b, "%d documents", lib.DocumentCount)
+	b.WriteString(count(lib.DocumentCount, "document", "documents"))
 	if lib.EdgeCount != nil {
-		fmt.Fprintf(&b, ", %d edges between them", *lib.EdgeCount)
+		fmt.Fprintf(&b, ", %s between them", count(*lib.EdgeCount, "edge", "edges"))
 	}
-	fmt.Fprintf(&b, "; updated %s\n", lib.UpdatedAt.Format("2006-01-02"))
+	fmt.Fprintf(&b, "; updated %s\n", day(lib.UpdatedAt))
 	for _, l := range []struct {
 		name string
 		ls   []api.Label

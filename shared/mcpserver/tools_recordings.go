@@ -10,6 +10,7 @@ import (
 
 	"github.com/doclib/doclib/shared/api"
 	"github.com/doclib/doclib/shared/client"
+	"github.com/doclib/doclib/shared/render"
 )
 
 // recordingsInput is a page of the recordings behind a document.
@@ -50,29 +51,18 @@ func (t *tools) sourceRecordings(ctx context.Context, _ *mcp.CallToolRequest, in
 
 func recordingsText(id string, r *api.SourceRecordings) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Recordings behind %s: %d linked, %d readable, %d private.\n", id, r.LinkedTotal, r.Total, r.PrivateTotal)
+	fmt.Fprintf(&b, "Recordings behind %s: %d linked, %d readable, %d private.\n", render.Clean(id), r.LinkedTotal, r.Total, r.PrivateTotal)
 	if r.Guidance != "" {
-		fmt.Fprintf(&b, "%s\n", r.Guidance)
+		fmt.Fprintf(&b, "%s\n", render.CleanText(r.Guidance))
 	}
 	if r.Total == 0 {
 		b.WriteString("\nNo recording can be read. That is normal and does not mean the document is unsupported: its own content (get_document) is the authoritative account.\n")
 		return b.String()
 	}
-	b.WriteString(capitalise(pageLine("recordings", len(r.SourceRecordings), r.Total, r.Page, r.PageSize)) + "\n")
+	b.WriteString(capitalise(pageLine("recording", "recordings", len(r.SourceRecordings), r.Total, r.Page, r.PageSize)) + "\n")
 	for _, rec := range r.SourceRecordings {
-		fmt.Fprintf(&b, "\n## %s (%s)\n%s, recorded %s\n", rec.Title, rec.ID, rec.Status, rec.ClientCreatedAt.Format("2006-01-02 15:04 UTC"))
-		if len(rec.Questions) > 0 {
-			b.WriteString("Questions:\n")
-			for _, q := range rec.Questions {
-				fmt.Fprintf(&b, "- Q: %s\n  A: %s\n", q.Question, q.Response)
-			}
-		}
-		if len(rec.Steps) > 0 {
-			b.WriteString("Steps:\n")
-			for i, s := range rec.Steps {
-				fmt.Fprintf(&b, "%d. %s\n", i+1, s)
-			}
-		}
+		b.WriteString("\n")
+		render.Recording(&b, &rec)
 	}
 	return b.String()
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/doclib/doclib/shared/api"
 	"github.com/doclib/doclib/shared/client"
+	"github.com/doclib/doclib/shared/render"
 )
 
 // searchInput is a search: a query and optional filters.
@@ -104,7 +105,7 @@ func searchText(r *searchOutput) string {
 	if r.LowConfidence {
 		fmt.Fprintf(&b, "LOW CONFIDENCE: nothing matched %q well. The documents below are the most active ones this key can see, given as suggestions, not matches; do not treat them as an answer.\n", r.Query)
 		for _, g := range r.Guidance {
-			fmt.Fprintf(&b, "- %s\n", g)
+			fmt.Fprintf(&b, "- %s\n", render.Clean(g))
 		}
 		b.WriteString("\n")
 	} else {
@@ -114,13 +115,14 @@ func searchText(r *searchOutput) string {
 		}
 		b.WriteString(".\n")
 	}
-	b.WriteString(capitalise(pageLine("hits", len(r.Hits), r.Total, r.Page, r.PageSize)) + "\n")
+	b.WriteString(capitalise(pageLine("hit", "hits", len(r.Hits), r.Total, r.Page, r.PageSize)) + "\n")
 	for i, h := range r.Hits {
-		fmt.Fprintf(&b, "\n%d. %s (%s), in %s (%s)\n", (r.Page-1)*r.PageSize+i+1, h.Title, h.ID, h.Library.Name, h.Library.ID)
+		fmt.Fprintf(&b, "\n%d. %s (%s), in %s (%s)\n", (r.Page-1)*r.PageSize+i+1, render.Clean(h.Title), render.Clean(h.ID),
+			render.Clean(h.Library.Name), render.Clean(h.Library.ID))
 		if f := facts(h.Category, h.Tags, h.Applications); f != "" {
 			fmt.Fprintf(&b, "   %s\n", f)
 		}
-		fmt.Fprintf(&b, "   Score %.3f · semantic similarity %.3f · signals: %s\n", h.Score, h.SemanticSimilarity, strings.Join(h.Signals, ", "))
+		fmt.Fprintf(&b, "   Score %.3f · semantic similarity %.3f · signals: %s\n", h.Score, h.SemanticSimilarity, list(h.Signals))
 		if h.Excerpt != "" {
 			fmt.Fprintf(&b, "   %s\n", h.Excerpt)
 		}
@@ -142,7 +144,7 @@ func facetText(f api.SearchFacets) string {
 	if len(f.Libraries) > 0 {
 		parts := make([]string, len(f.Libraries))
 		for i, l := range f.Libraries {
-			parts[i] = fmt.Sprintf("%s = %s (%d)", l.Name, l.ID, l.DocumentCount)
+			parts[i] = fmt.Sprintf("%s = %s (%d)", render.Clean(l.Name), render.Clean(l.ID), l.DocumentCount)
 		}
 		fmt.Fprintf(&b, "- libraryId: %s\n", strings.Join(parts, ", "))
 	}

@@ -22,14 +22,14 @@ func GraphTree(w io.Writer, g *api.Graph) {
 		out[e.SourceDocumentID] = append(out[e.SourceDocumentID], e)
 	}
 	for _, d := range g.Documents {
-		fmt.Fprintf(w, "\n%s (%s)", d.Title, d.ID)
+		fmt.Fprintf(w, "\n%s (%s)", orUntitled(d.Title), Clean(d.ID))
 		fmt.Fprintf(w, " · %d %s", d.RecordingCount, plural(d.RecordingCount, "recording", "recordings"))
 		if d.Category != "" {
-			fmt.Fprintf(w, " · %s", d.Category)
+			fmt.Fprintf(w, " · %s", Clean(d.Category))
 		}
 		fmt.Fprintln(w)
 		for _, e := range out[d.ID] {
-			fmt.Fprintf(w, "  → %s (%s): %s\n", e.TargetDocumentTitle, e.TargetDocumentID,
+			fmt.Fprintf(w, "  → %s (%s): %s\n", orUntitled(e.TargetDocumentTitle), Clean(e.TargetDocumentID),
 				EdgeNote(e.Label, e.EdgeType, e.Support, e.LowConfidence))
 		}
 	}
@@ -70,8 +70,9 @@ func GraphDOT(w io.Writer, g *api.Graph, name string) {
 
 // DOTQuote makes s a DOT quoted string: backslashes and double quotes are
 // escaped and line breaks become DOT's \n, so a title cannot end the string
-// or the statement early.
+// or the statement early, and other control characters are replaced as
+// CleanText does, so a DOT file printed to a terminal is as safe as text.
 func DOTQuote(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\r\n", `\n`, "\n", `\n`, "\r", `\n`)
-	return `"` + r.Replace(s) + `"`
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+	return `"` + r.Replace(CleanText(s)) + `"`
 }

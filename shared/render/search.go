@@ -18,21 +18,21 @@ func SearchResults(w io.Writer, r *api.SearchResults) {
 		fmt.Fprintln(w, "LOW CONFIDENCE: nothing matched this query well. The documents below are")
 		fmt.Fprintln(w, "suggestions (the most active documents you can see), not matches.")
 		for _, g := range r.Guidance {
-			fmt.Fprintf(w, "  * %s\n", g)
+			item(w, "  * ", g)
 		}
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintln(w, searchCounts(r))
 	start := (max(r.Page, 1)-1)*r.PageSize + 1
 	for i, h := range r.Documents {
-		fmt.Fprintf(w, "\n%d. %s\n", start+i, h.Title)
-		fmt.Fprintf(w, "   %s · %s (%s)", h.ID, h.Library.Name, h.Library.ID)
+		fmt.Fprintf(w, "\n%d. %s\n", start+i, orUntitled(h.Title))
+		fmt.Fprintf(w, "   %s · %s (%s)", Clean(h.ID), Clean(h.Library.Name), Clean(h.Library.ID))
 		if h.Category != "" {
-			fmt.Fprintf(w, " · %s", h.Category)
+			fmt.Fprintf(w, " · %s", Clean(h.Category))
 		}
 		fmt.Fprintln(w)
 		fmt.Fprintf(w, "   signals: %s · score %.3f · semantic similarity %.3f\n",
-			strings.Join(h.Relevance.Signals, ", "), h.Relevance.Score, h.Relevance.SemanticSimilarity)
+			strings.Join(cleanAll(h.Relevance.Signals), ", "), h.Relevance.Score, h.Relevance.SemanticSimilarity)
 	}
 	Facets(w, r.Facets)
 }
@@ -59,14 +59,14 @@ func Facets(w io.Writer, f api.SearchFacets) {
 		}
 		parts := make([]string, len(labels))
 		for i, l := range labels {
-			parts[i] = fmt.Sprintf("%s (%d)", l.Name, l.DocumentCount)
+			parts[i] = fmt.Sprintf("%s (%d)", Clean(l.Name), l.DocumentCount)
 		}
 		lines = append(lines, fmt.Sprintf("  %s: %s", name, strings.Join(parts, ", ")))
 	}
 	if len(f.Libraries) > 0 {
 		parts := make([]string, len(f.Libraries))
 		for i, l := range f.Libraries {
-			parts[i] = fmt.Sprintf("%s [%s] (%d)", l.Name, l.ID, l.DocumentCount)
+			parts[i] = fmt.Sprintf("%s [%s] (%d)", Clean(l.Name), Clean(l.ID), l.DocumentCount)
 		}
 		lines = append(lines, "  Libraries: "+strings.Join(parts, ", "))
 	}

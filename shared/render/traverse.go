@@ -20,7 +20,7 @@ func Traversal(w io.Writer, t *api.Traversal) {
 		label = fmt.Sprintf("label %q", *t.Label)
 	}
 	fmt.Fprintf(w, "%d %s within %d %s of %s (direction %s, %s):\n\n", len(t.Nodes), plural(len(t.Nodes), "document", "documents"),
-		t.MaxDepth, plural(t.MaxDepth, "hop", "hops"), t.RootDocumentID, t.Direction, label)
+		t.MaxDepth, plural(t.MaxDepth, "hop", "hops"), Clean(t.RootDocumentID), Clean(t.Direction), label)
 
 	depth := map[string]int{}
 	byID := map[string]api.TraverseNode{}
@@ -63,11 +63,11 @@ func Traversal(w io.Writer, t *api.Traversal) {
 	node := func(id string) string {
 		n, ok := byID[id]
 		if !ok {
-			return id
+			return Clean(id)
 		}
-		s := fmt.Sprintf("%s (%s)", n.Title, n.ID)
+		s := fmt.Sprintf("%s (%s)", orUntitled(n.Title), Clean(n.ID))
 		if n.LibraryID != rootLib {
-			s += " [" + n.LibraryID + "]"
+			s += " [" + Clean(n.LibraryID) + "]"
 		}
 		return s
 	}

@@ -65,6 +65,20 @@ func TestRecordings(t *testing.T) {
 	b.Reset()
 	Recordings(&b, &api.SourceRecordings{LinkedTotal: 3, PrivateTotal: 3, Guidance: "The Individual plan cannot share."})
 	contains(t, b.String(), "None of the 3 recordings", "The Individual plan cannot share.", "An empty list is normal")
+	// One recording reads as one; blank steps are left out and the rest
+	// numbered in order; a blank answer is marked, not left dangling.
+	b.Reset()
+	Recordings(&b, &api.SourceRecordings{Total: 1, LinkedTotal: 1, SourceRecordings: []api.SourceRecording{{ID: "rec_2", Title: "R",
+		Questions: []api.Question{{Question: "Why?\nReally?"}}, Steps: []string{"", "Opened Okta", "  ", "Clicked Reset"}}}})
+	contains(t, b.String(), "The one recording behind this document is shared.\n", "· recorded -\n",
+		"- Q: Why?\n     Really?\n  A: (empty)\n", "Steps:\n1. Opened Okta\n2. Clicked Reset\n")
+	b.Reset()
+	Recordings(&b, &api.SourceRecordings{LinkedTotal: 1, PrivateTotal: 1})
+	contains(t, b.String(), "The one recording behind this document cannot be read here.")
+	if strings.Contains(b.String(), "1 recording") {
+		t.Errorf("a count of one in words:\n%s", b.String())
+	}
+
 	b.Reset()
 	Recordings(&b, &api.SourceRecordings{})
 	if b.String() != "No recordings are linked to this document.\n" {
@@ -130,7 +144,7 @@ func TestGraphTree(t *testing.T) {
 	var b bytes.Buffer
 	GraphTree(&b, testGraph())
 	contains(t, b.String(), "3 documents and 3 edges, most active first.", "Truncated:",
-		"Say \"hi\" \\ wave (doc_a) · 9 recordings · Ops\n  → Two\nlines (doc_b): often next, seen in 12 recordings\n  → Plain (doc_c): alternative to, related by meaning",
+		"Say \"hi\" \\ wave (doc_a) · 9 recordings · Ops\n  → Two lines (doc_b): often next, seen in 12 recordings\n  → Plain (doc_c): alternative to, related by meaning",
 		"(doc_c) · 0 recordings\n")
 	g := testGraph()
 	g.Truncated = false
