@@ -56,7 +56,7 @@ keeps documents whose title or content contains the text (no AI credit).
 			tw := table(a.stdout)
 			fmt.Fprintln(tw, "ID\tTITLE\tCATEGORY\tUPDATED")
 			for _, d := range r.Documents {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", d.ID, d.Title, d.Category, day(d.UpdatedAt))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", render.Clean(d.ID), render.Clean(d.Title), render.Clean(d.Category), day(d.UpdatedAt))
 			}
 			if err := tw.Flush(); err != nil {
 				return err

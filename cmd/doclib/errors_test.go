@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
@@ -208,5 +209,42 @@ func TestPasswordsInURLsAreNotPrinted(t *testing.T) {
 	r := newCLI(t, u, full).run("-v", "--retries", "0", "libraries")
 	if r.code != 3 || strings.Contains(r.stdout+r.stderr, "hunter2") {
 		t.Errorf("%s", r)
+	}
+}
+
+// TestDataCannotDriveTheTerminal serves names and titles holding escape
+// sequences, line breaks and tabs, as a data set may: the tables must show
+// them inert, one row per item.
+func TestDataCannotDriveTheTerminal(t *testing.T) {
+	const evil = "Ops\u001b]0;hacked\u0007\u001b[31m\nsecond line\ttab\u202e"
+	name, _ := json.Marshal(evil)
+	lib := `{"id":"lib_x","name":` + string(name) + `,"description":` + string(name) + `,"documentCount":1,"createdAt":"2026-01-01T00:00:00Z","updatedAt":"2026-01-02T00:00:00Z","categories":[` + string(name) + `],"tags":[]}`
+	bodies := map[string]string{
+		"/libraries":            `{"libraries":[` + lib + `]}`,
+		"/libraries/lib_x":      lib,
+		"/libraries/lib_x/tags": `{"tags":[{"name":` + string(name) + `,"documentCount":1}]}`,
+		"/libraries/lib_x/documents": `{"documents":[{"id":"doc_x","title":` + string(name) + `,"category":` + string(name) +
+			`,"tags":[],"applications":[],"updatedAt":"2026-01-02T00:00:00Z"}],"total":1,"page":1,"pageSize":20,"schema":{"version":1,"sections":[]}}`,
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, ok := bodies[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(b))
+	}))
+	defer srv.Close()
+	c := newCLI(t, srv.URL, full)
+	for _, args := range [][]string{{"libraries"}, {"library", "lib_x"}, {"tags", "lib_x"}, {"documents", "lib_x"}} {
+		out := c.ok(args...)
+		// A description may span lines; a table row may not.
+		if strings.ContainsAny(out, "\u001b\u0007\u202e") || (args[0] != "library" && strings.Contains(out, "\nsecond line")) {
+			t.Errorf("%v printed control characters or broke a row:\n%q", args, out)
+		}
+		if !strings.Contains(out, "second line tab") {
+			t.Errorf("%v lost the text around the controls:\n%q", args, out)
+		}
 	}
 }

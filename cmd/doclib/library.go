@@ -36,7 +36,7 @@ func (a *app) librariesCmd() *cobra.Command {
 		tw := table(a.stdout)
 		fmt.Fprintln(tw, "ID\tNAME\tDOCUMENTS\tUPDATED")
 		for _, l := range r.Libraries {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", l.ID, l.Name, l.DocumentCount, day(l.UpdatedAt))
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", render.Clean(l.ID), render.Clean(l.Name), l.DocumentCount, day(l.UpdatedAt))
 		}
 		return tw.Flush()
 	})
@@ -63,9 +63,9 @@ values the documents and search filters accept. ID is a lib_ ID or a slug
 		if a.json {
 			return a.printJSON(l)
 		}
-		fmt.Fprintf(a.stdout, "%s (%s)\n", l.Name, l.ID)
+		fmt.Fprintf(a.stdout, "%s (%s)\n", render.Clean(l.Name), render.Clean(l.ID))
 		if l.Description != "" {
-			fmt.Fprintln(a.stdout, l.Description)
+			fmt.Fprintln(a.stdout, render.CleanText(l.Description))
 		}
 		fmt.Fprintln(a.stdout)
 		tw := table(a.stdout)
@@ -85,7 +85,7 @@ func list(s []string) string {
 	if len(s) == 0 {
 		return "-"
 	}
-	return strings.Join(s, ", ")
+	return render.Clean(strings.Join(s, ", "))
 }
 
 // labelsCmd is tags, categories or applications: the same list of names with
@@ -135,7 +135,7 @@ each (GET /libraries/{id}/%s). The names are the values that
 		tw := table(a.stdout)
 		fmt.Fprintf(tw, "%s\tDOCUMENTS\n", strings.ToUpper(one))
 		for _, l := range labels {
-			fmt.Fprintf(tw, "%s\t%d\n", l.Name, l.DocumentCount)
+			fmt.Fprintf(tw, "%s\t%d\n", render.Clean(l.Name), l.DocumentCount)
 		}
 		return tw.Flush()
 	})
@@ -206,7 +206,7 @@ func (a *app) completeLibraries(_ *cobra.Command, args []string, _ string) ([]st
 	}
 	var out []string
 	for _, l := range r.Libraries {
-		out = append(out, l.ID+"\t"+l.Name)
+		out = append(out, render.Clean(l.ID)+"\t"+render.Clean(l.Name))
 	}
 	return out, cobra.ShellCompDirectiveNoFileComp
 }
