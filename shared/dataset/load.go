@@ -1,17 +1,20 @@
 package dataset
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	doclib "github.com/doclib/doclib/shared"
 )
@@ -65,7 +68,7 @@ func LoadFile(path string) (*Data, error) {
 		return nil, fmt.Errorf("dataset: %w", err)
 	}
 	defer f.Close()
-	d, err := Load(bufio.NewReaderSize(f, 1<<20))
+	d, err := Load(f) // Load buffers
 	if err != nil {
 		return nil, fmt.Errorf("dataset %s: %w", path, err)
 	}
@@ -76,20 +79,16 @@ func LoadFile(path string) (*Data, error) {
 // problem (up to a bound) when the data set is not acceptable; nothing is returned
 // then, so a caller cannot load half a file.
 //
-// The file is decoded as a stream, item by item, straight into the typed items:
-// a 300 MB file is never held whole in memory, and an item with a wrong type or
-// an unknown field is reported with its array, index and ID while the rest of the
-// file is still checked.
+// The file is decoded as a stream, item by item, straight into the typed items
+// (decode.go): a 300 MB file is never held whole in memory, and an item with a
+// wrong type or an unknown field is reported with its array, index and ID while
+// the rest of the file is still checked.
 func Load(r io.Reader) (*Data, error) {
-	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields()
 	v := &validator{}
 	var f File
-	if err := decodeFile(dec, v, &f); err != nil {
-		return nil, &ValidationError{Problems: []string{"the file is not a data-set JSON object: " + jsonProblem(err)}}
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, &ValidationError{Problems: []string{"the file has data after its JSON object; it must hold exactly one object"}}
+	if fatal := decodeFile(r, v, &f); fatal != "" {
+		v.problems = append(v.problems, fatal) // listed even past maxProblems: it is why reading stopped
+		return nil, v.err()
 	}
 	if err := v.err(); err != nil {
 		return nil, err
@@ -100,136 +99,83 @@ func Load(r io.Reader) (*Data, error) {
 // errNotObject is what a file that is JSON but not an object gets.
 var errNotObject = errors.New(`the top level must be a JSON object such as {"workspaces": [...], "documents": [...]}`)
 
-// decodeFile decodes the top-level object. Problems inside items go to v; the
-// returned error is for a file whose structure cannot be read any further.
-func decodeFile(dec *json.Decoder, v *validator, f *File) error {
-	tok, err := dec.Token()
-	if err != nil {
-		return err
-	}
-	if tok != json.Delim('{') {
-		return errNotObject
-	}
-	seen := map[string]bool{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		key, _ := tok.(string)
-		if seen[key] {
-			return fmt.Errorf("the array %q is given twice; give each array once", key)
-		}
-		seen[key] = true
-		switch key {
-		case "workspaces":
-			err = decodeArray(dec, v, key, &f.Workspaces)
-		case "devices":
-			err = decodeArray(dec, v, key, &f.Devices)
-		case "apiKeys":
-			err = decodeArray(dec, v, key, &f.APIKeys)
-		case "libraries":
-			err = decodeArray(dec, v, key, &f.Libraries)
-		case "documents":
-			err = decodeArray(dec, v, key, &f.Documents)
-		case "edges":
-			err = decodeArray(dec, v, key, &f.Edges)
-		case "recordings":
-			err = decodeArray(dec, v, key, &f.Recordings)
-		default:
-			return fmt.Errorf("json: unknown field %q", key)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	_, err = dec.Token() // the closing '}'
-	return err
-}
-
 // identified is an item whose ID can name it in a problem.
-type identified interface{ itemID() string }
+type identified interface{ shownID() string }
 
-func (w Workspace) itemID() string { return w.ID }
-func (d Device) itemID() string    { return d.ID }
-func (k APIKey) itemID() string    { return k.ID }
-func (l Library) itemID() string   { return l.ID }
-func (d Document) itemID() string  { return d.ID }
-func (e Edge) itemID() string      { return "" }
-func (r Recording) itemID() string { return r.ID }
+func (w Workspace) shownID() string { return shown(w.ID) }
+func (d Device) shownID() string    { return shown(d.ID) }
+func (k APIKey) shownID() string    { return shown(k.ID) }
+func (l Library) shownID() string   { return shown(l.ID) }
+func (d Document) shownID() string  { return shown(d.ID) }
+func (r Recording) shownID() string { return shown(r.ID) }
 
-// decodeArray decodes one top-level array item by item. A type error or an
-// unknown field in an item is that item's problem and decoding goes on (the
-// decoder has read the whole item before it fails); a syntax error ends it.
-func decodeArray[T identified](dec *json.Decoder, v *validator, name string, out *[]T) error {
-	tok, err := dec.Token()
-	if err != nil {
-		return err
+// An edge has no ID: its documents name it.
+func (e Edge) shownID() string {
+	if e.SourceDocumentID == "" && e.TargetDocumentID == "" {
+		return ""
 	}
-	if tok == nil { // "documents": null is an empty array
-		return nil
-	}
-	if tok != json.Delim('[') {
-		return fmt.Errorf("%q must be an array", name)
-	}
-	for i := 0; dec.More(); i++ {
-		var item T
-		if err := dec.Decode(&item); err != nil {
-			var se *json.SyntaxError
-			if errors.As(err, &se) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-				return err
-			}
-			v.add(itemName(name, i, item.itemID()), "%s", jsonProblem(err))
-		}
-		*out = append(*out, item)
-	}
-	_, err = dec.Token() // the closing ']'
-	return err
+	return shown(e.SourceDocumentID) + " -> " + shown(e.TargetDocumentID)
 }
 
-// jsonProblem rewords encoding/json's errors without the Go type names.
-func jsonProblem(err error) string {
-	var ute *json.UnmarshalTypeError
-	var se *json.SyntaxError
-	switch {
-	case errors.As(err, &ute):
-		if ute.Field != "" {
-			return fmt.Sprintf("field %q has the wrong type (a JSON %s where %s was expected)", ute.Field, ute.Value, jsonKind(ute.Type.Kind().String()))
-		}
-		return fmt.Sprintf("a JSON %s where %s was expected", ute.Value, jsonKind(ute.Type.Kind().String()))
-	case errors.As(err, &se):
-		return fmt.Sprintf("invalid JSON at byte %d: %s", se.Offset, se.Error())
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return "the JSON ends too early"
-	}
-	msg := err.Error()
-	if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
-		return "unknown field " + f + "; remove it or check its spelling against the data-set format"
-	}
-	return strings.TrimPrefix(msg, "json: ")
-}
-
-func jsonKind(k string) string {
-	switch k {
-	case "string":
-		return "a string"
-	case "int", "int64", "int32":
-		return "a whole number"
-	case "bool":
-		return "true or false"
-	case "slice":
-		return "an array"
-	case "struct", "map":
-		return "an object"
-	}
-	return k
-}
-
+// itemName names an item in a problem, e.g. "documents[3] (doc_x)"; id is as
+// shown returns it.
 func itemName(array string, i int, id string) string {
 	if id != "" {
 		return fmt.Sprintf("%s[%d] (%s)", array, i, id)
 	}
 	return fmt.Sprintf("%s[%d]", array, i)
+}
+
+// shown is an ID as a message shows it: as it is when it reads plainly, else
+// quoted and clipped, so that a 5 MB or binary "ID" cannot bury the message.
+func shown(id string) string {
+	if len(id) <= 80 && utf8.ValidString(id) && strings.IndexFunc(id, func(r rune) bool { return !unicode.IsGraphic(r) || unicode.IsSpace(r) }) < 0 {
+		return id
+	}
+	return clipQuote(id)
+}
+
+// clipChars is how much of a value a message echoes: a 400-digit number or a
+// 2 MB summary in full would bury the message.
+const clipChars = 40
+
+// clip shortens s to clipChars characters, saying how long it was.
+func clip(s string) string {
+	head, n := clipHead(s)
+	if n <= clipChars {
+		return s
+	}
+	return fmt.Sprintf("%s… (%s characters)", head, count(n))
+}
+
+// clipQuote is clip for a value shown quoted.
+func clipQuote(s string) string {
+	head, n := clipHead(s)
+	if n <= clipChars {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprintf("%s… (%s characters)", strconv.Quote(head), count(n))
+}
+
+func clipHead(s string) (head string, chars int) {
+	if len(s) <= clipChars {
+		return s, utf8.RuneCountInString(s)
+	}
+	cut := 0
+	for range clipChars {
+		_, size := utf8.DecodeRuneInString(s[cut:])
+		cut += size
+	}
+	return s[:cut], utf8.RuneCountInString(s)
+}
+
+// count writes n with thousands separators: 2,000,000 reads at a glance.
+func count(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 type validator struct {
@@ -248,6 +194,15 @@ func (v *validator) add(item, format string, args ...any) {
 		return
 	}
 	v.problems = append(v.problems, item+": "+fmt.Sprintf(format, args...))
+}
+
+// addTop records a problem of the file's top level, which no item owns.
+func (v *validator) addTop(problem string) {
+	if len(v.problems) >= maxProblems {
+		v.more++
+		return
+	}
+	v.problems = append(v.problems, problem)
 }
 
 func (v *validator) err() error {
@@ -274,25 +229,41 @@ func init() {
 
 func (v *validator) id(item, field, prefix, id string) bool {
 	if !idREs[prefix].MatchString(id) {
-		v.add(item, "%s %q must be %q followed by 1 to 64 letters, digits, '_' or '-'", field, id, prefix)
+		v.add(item, "%s %s must be %q followed by 1 to 64 letters, digits, '_' or '-'", field, clipQuote(id), prefix)
 		return false
 	}
 	return true
 }
 
-func (v *validator) text(item, field, s string) {
+// text checks a value that must say something, of at most max characters.
+func (v *validator) text(item, field, s string, max int) {
 	if strings.TrimSpace(s) == "" {
 		v.add(item, "%s must not be empty", field)
+		return
 	}
+	v.maxChars(item, field, s, max)
 }
 
-func (v *validator) enum(item, field, s string, allowed ...string) {
+// maxChars checks the length of s in characters (not bytes: "é" is one).
+func (v *validator) maxChars(item, field, s string, max int) bool {
+	if len(s) <= max { // never more characters than bytes
+		return true
+	}
+	if n := utf8.RuneCountInString(s); n > max {
+		v.add(item, "%s is %s characters long; at most %s are allowed", field, count(n), count(max))
+		return false
+	}
+	return true
+}
+
+func (v *validator) enum(item, field, s string, allowed ...string) bool {
 	for _, a := range allowed {
 		if s == a {
-			return
+			return true
 		}
 	}
-	v.add(item, "%s %q is not one of %s", field, s, strings.Join(quoteAll(allowed), ", "))
+	v.add(item, "%s %s is not one of %s", field, clipQuote(s), strings.Join(quoteAll(allowed), ", "))
+	return false
 }
 
 func quoteAll(ss []string) []string {
@@ -303,31 +274,66 @@ func quoteAll(ss []string) []string {
 	return out
 }
 
-func (v *validator) time(item, field, s string) time.Time {
+// timeForm is how messages and docs/dataset.md describe the one timestamp form
+// the format takes: RFC 3339 as time.Parse reads it, which refuses a leap second
+// and a lower-case t or z, so the message says what is accepted rather than
+// naming a standard that allows more.
+const timeForm = "a timestamp of the form 2026-11-21T09:30:00Z (or with an offset such as +02:00 instead of Z)"
+
+// time parses a timestamp; ok is false, and a problem recorded, when s is not one.
+func (v *validator) time(item, field, s string) (t time.Time, ok bool) {
 	if s == "" {
-		v.add(item, "%s is missing; give an RFC 3339 timestamp such as 2026-11-21T09:30:00Z", field)
-		return time.Time{}
+		v.add(item, "%s is missing; give %s", field, timeForm)
+		return time.Time{}, false
 	}
 	t, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		v.add(item, "%s %q is not an RFC 3339 timestamp such as 2026-11-21T09:30:00Z", field, s)
-		return time.Time{}
+	if err != nil || !offsetOK(s) {
+		v.add(item, "%s %s is not %s", field, clipQuote(s), timeForm)
+		return time.Time{}, false
 	}
-	return t.UTC()
+	return t.UTC(), true
 }
 
+// offsetOK refuses the offsets time.Parse lets through that no clock has, such
+// as +24:00.
+func offsetOK(s string) bool {
+	if s[len(s)-1] == 'Z' {
+		return true
+	}
+	o := s[len(s)-6:] // time.Parse saw "+hh:mm"
+	return o[1:3] <= "23" && o[4:6] <= "59"
+}
+
+// ordered checks that a later timestamp is not before an earlier one, when both
+// parsed: a missing or malformed one is already a problem.
+func (v *validator) ordered(item, earlyField, early string, e time.Time, eok bool, lateField, late string, l time.Time, lok bool) {
+	if eok && lok && l.Before(e) {
+		v.add(item, "%s %s is before %s %s", lateField, late, earlyField, early)
+	}
+}
+
+// labels checks a document's tags or applications and returns them as a list
+// that is never nil.
 func (v *validator) labels(item, field string, ss []string) []string {
+	if len(ss) > maxLabelsPerDocument {
+		v.add(item, "%s has %d values; at most %d are allowed", field, len(ss), maxLabelsPerDocument)
+	}
 	seen := make(map[string]bool, len(ss))
 	out := make([]string, 0, len(ss))
+	long := false
 	for _, s := range ss {
 		switch {
 		case strings.TrimSpace(s) == "":
 			v.add(item, "%s holds an empty value", field)
 		case seen[s]:
-			v.add(item, "%s holds %q twice", field, s)
+			v.add(item, "%s holds %s twice", field, clipQuote(s))
 		default:
 			seen[s] = true
 			out = append(out, s)
+			if !long && len(s) > maxLabelChars && utf8.RuneCountInString(s) > maxLabelChars {
+				long = true // once per field: one value or fifty, the fix is the same
+				v.add(item, "%s holds %s, of %s characters; at most %d are allowed", field, clipQuote(s), count(utf8.RuneCountInString(s)), maxLabelChars)
+			}
 		}
 	}
 	return out
@@ -340,17 +346,29 @@ func (v *validator) nonNegative(item, field string, n int) {
 }
 
 // Validate checks a decoded file as a whole and builds its domain form.
+//
+// A problem that follows from another (a document of a missing library has no
+// workspace, a template with two sections of one key cannot check content) is not
+// reported: the message would point at the wrong fix.
 func Validate(f *File) (*Data, error) {
 	v := &validator{}
-	d := &Data{}
+	d := &Data{
+		Workspaces: make([]*doclib.Workspace, 0, len(f.Workspaces)),
+		Devices:    make([]*doclib.Device, 0, len(f.Devices)),
+		APIKeys:    make([]*doclib.APIKey, 0, len(f.APIKeys)),
+		Libraries:  make([]*doclib.Library, 0, len(f.Libraries)),
+		Documents:  make([]*doclib.Document, 0, len(f.Documents)),
+		Edges:      make([]*doclib.Edge, 0, len(f.Edges)),
+		Recordings: make([]*doclib.Recording, 0, len(f.Recordings)),
+	}
 
 	workspaces := map[string]*doclib.Workspace{}
 	for i, w := range f.Workspaces {
-		item := itemName("workspaces", i, w.ID)
+		item := itemName("workspaces", i, w.shownID())
 		if v.id(item, "id", "ws_", w.ID) && workspaces[w.ID] != nil {
 			v.add(item, "id %q is used twice", w.ID)
 		}
-		v.text(item, "name", w.Name)
+		v.text(item, "name", w.Name, maxNameChars)
 		v.enum(item, "plan", w.Plan, string(doclib.PlanIndividual), string(doclib.PlanTeam), string(doclib.PlanEnterprise))
 		v.enum(item, "subscription", w.Subscription, doclib.SubscriptionActive, doclib.SubscriptionSuspended)
 		if w.AICredit < 0 {
@@ -363,15 +381,18 @@ func Validate(f *File) (*Data, error) {
 		}
 		d.Workspaces = append(d.Workspaces, ws)
 	}
+	// differ tells whether two workspaces are different ones, which only counts
+	// when both exist: a missing one is a problem of its own.
+	differ := func(a, b string) bool { return a != b && workspaces[a] != nil && workspaces[b] != nil }
 
 	devices := map[string]*doclib.Device{}
 	for i, dv := range f.Devices {
-		item := itemName("devices", i, dv.ID)
+		item := itemName("devices", i, dv.shownID())
 		if v.id(item, "id", "dev_", dv.ID) && devices[dv.ID] != nil {
 			v.add(item, "id %q is used twice", dv.ID)
 		}
 		if workspaces[dv.WorkspaceID] == nil {
-			v.add(item, "workspaceId %q does not exist in workspaces", dv.WorkspaceID)
+			v.add(item, "workspaceId %s does not exist in workspaces", clipQuote(dv.WorkspaceID))
 		}
 		v.enum(item, "status", dv.Status, doclib.DeviceActive, doclib.DeviceRemoved, doclib.DeviceArchived)
 		dev := &doclib.Device{ID: dv.ID, WorkspaceID: dv.WorkspaceID, Status: dv.Status}
@@ -382,23 +403,28 @@ func Validate(f *File) (*Data, error) {
 	}
 
 	libraries := map[string]*doclib.Library{}
+	schemaOK := map[string]bool{}    // libraries whose template can check content
 	slugOwner := map[string]string{} // workspace + "/" + slug -> library ID
 	for i, l := range f.Libraries {
-		item := itemName("libraries", i, l.ID)
+		item := itemName("libraries", i, l.shownID())
 		if v.id(item, "id", "lib_", l.ID) && libraries[l.ID] != nil {
 			v.add(item, "id %q is used twice", l.ID)
 		}
 		if workspaces[l.WorkspaceID] == nil {
-			v.add(item, "workspaceId %q does not exist in workspaces", l.WorkspaceID)
+			v.add(item, "workspaceId %s does not exist in workspaces", clipQuote(l.WorkspaceID))
 		}
-		v.text(item, "name", l.Name)
+		v.text(item, "name", l.Name, maxNameChars)
+		v.maxChars(item, "description", l.Description, maxDescriptionChars)
+		if len(l.PreviousSlugs) > maxPreviousSlugs {
+			v.add(item, "previousSlugs has %d slugs; at most %d are allowed", len(l.PreviousSlugs), maxPreviousSlugs)
+		}
 		for j, s := range append([]string{l.Slug}, l.PreviousSlugs...) {
 			field := "slug"
 			if j > 0 {
 				field = fmt.Sprintf("previousSlugs[%d]", j-1)
 			}
 			if !slugRE.MatchString(s) || len(s) > 100 {
-				v.add(item, "%s %q must be 1 to 100 lowercase letters, digits and single hyphens, like \"it-operations\"", field, s)
+				v.add(item, "%s %s must be 1 to 100 lowercase letters, digits and single hyphens, like \"it-operations\"", field, clipQuote(s))
 				continue
 			}
 			k := l.WorkspaceID + "/" + s
@@ -412,64 +438,84 @@ func Validate(f *File) (*Data, error) {
 			}
 			slugOwner[k] = l.ID
 		}
+		created, cok := v.time(item, "createdAt", l.CreatedAt)
+		updated, uok := v.time(item, "updatedAt", l.UpdatedAt)
+		v.ordered(item, "createdAt", l.CreatedAt, created, cok, "updatedAt", l.UpdatedAt, updated, uok)
+		schema, ok := v.schema(item, l.Schema)
 		lib := &doclib.Library{ID: l.ID, WorkspaceID: l.WorkspaceID, Name: l.Name, Slug: l.Slug,
 			PreviousSlugs: nonNil(l.PreviousSlugs), Description: l.Description,
-			CreatedAt: v.time(item, "createdAt", l.CreatedAt), UpdatedAt: v.time(item, "updatedAt", l.UpdatedAt),
-			Schema: v.schema(item, l.Schema)}
+			CreatedAt: created, UpdatedAt: updated, Schema: schema}
 		if libraries[l.ID] == nil {
 			libraries[l.ID] = lib
+			schemaOK[l.ID] = ok
 		}
 		d.Libraries = append(d.Libraries, lib)
 	}
 
 	for i, k := range f.APIKeys {
-		item := itemName("apiKeys", i, k.ID)
+		item := itemName("apiKeys", i, k.shownID())
 		v.id(item, "id", "key_", k.ID)
 		if workspaces[k.WorkspaceID] == nil {
-			v.add(item, "workspaceId %q does not exist in workspaces", k.WorkspaceID)
+			v.add(item, "workspaceId %s does not exist in workspaces", clipQuote(k.WorkspaceID))
 		}
 		if dev := devices[k.DeviceID]; dev == nil {
-			v.add(item, "deviceId %q does not exist in devices", k.DeviceID)
-		} else if dev.WorkspaceID != k.WorkspaceID {
+			v.add(item, "deviceId %s does not exist in devices", clipQuote(k.DeviceID))
+		} else if differ(dev.WorkspaceID, k.WorkspaceID) {
 			v.add(item, "deviceId %q belongs to workspace %s, not %s", k.DeviceID, dev.WorkspaceID, k.WorkspaceID)
 		}
-		if len(k.Secret) < 16 || strings.ContainsAny(k.Secret, " \t\r\n") {
-			v.add(item, "secret must be at least 16 characters with no white space")
+		// Characters, not bytes, as the format says; and any white space, not only ASCII's.
+		if n := utf8.RuneCountInString(k.Secret); n < 16 {
+			v.add(item, "secret must be at least 16 characters with no white space; it has %d", n)
+		} else if j := strings.IndexFunc(k.Secret, unicode.IsSpace); j >= 0 {
+			r, _ := utf8.DecodeRuneInString(k.Secret[j:])
+			v.add(item, "secret must be at least 16 characters with no white space; it holds %U", r)
 		}
 		key := &doclib.APIKey{ID: k.ID, WorkspaceID: k.WorkspaceID, DeviceID: k.DeviceID,
 			Hash: doclib.HashKey(k.Secret), RecordingDetails: k.RecordingDetails}
+		stars := 0
+		for _, id := range k.Libraries {
+			if id == "*" {
+				stars++
+			}
+		}
 		switch {
 		case len(k.Libraries) == 0:
 			v.add(item, `libraries is empty; list library IDs or ["*"] for every library of the workspace`)
-		case len(k.Libraries) == 1 && k.Libraries[0] == "*":
-			key.AllLibraries = true
+		case stars == len(k.Libraries) && stars > 1:
+			v.add(item, `libraries lists "*" %d times; use ["*"] alone for every library`, stars)
+		case stars == 1 && len(k.Libraries) == 1:
+			key.AllLibraries = true // Libraries stays nil: it is never served, and means nothing then
+		case len(k.Libraries) > maxKeyLibraries:
+			v.add(item, "libraries lists %d libraries; at most %d are allowed (use [\"*\"] for every library of the workspace)", len(k.Libraries), maxKeyLibraries)
 		default:
+			if stars > 0 {
+				v.add(item, `libraries mixes "*" with library IDs; use ["*"] alone for every library`)
+			}
 			seen := map[string]bool{}
 			for _, id := range k.Libraries {
 				lib := libraries[id]
 				switch {
 				case id == "*":
-					v.add(item, `libraries mixes "*" with library IDs; use ["*"] alone for every library`)
 				case seen[id]:
-					v.add(item, "libraries lists %q twice", id)
+					v.add(item, "libraries lists %s twice", clipQuote(id))
 				case lib == nil:
-					v.add(item, "libraries lists %q, which does not exist in libraries", id)
-				case lib.WorkspaceID != k.WorkspaceID:
+					v.add(item, "libraries lists %s, which does not exist in libraries", clipQuote(id))
+				case differ(lib.WorkspaceID, k.WorkspaceID):
 					v.add(item, "libraries lists %q, which belongs to workspace %s, not %s", id, lib.WorkspaceID, k.WorkspaceID)
 				}
 				seen[id] = true
 			}
-			key.Libraries = append([]string(nil), k.Libraries...)
+			key.Libraries = nonNil(k.Libraries)
 		}
 		if k.ExpiresAt != "" {
-			key.ExpiresAt = v.time(item, "expiresAt", k.ExpiresAt)
+			key.ExpiresAt, _ = v.time(item, "expiresAt", k.ExpiresAt)
 		}
 		d.APIKeys = append(d.APIKeys, key)
 	}
 	keyIDs := map[string]string{}
 	hashes := map[doclib.KeyHash]string{}
 	for i, k := range d.APIKeys {
-		item := itemName("apiKeys", i, k.ID)
+		item := itemName("apiKeys", i, shown(k.ID))
 		if _, ok := keyIDs[k.ID]; ok && k.ID != "" {
 			v.add(item, "id %q is used twice", k.ID)
 		}
@@ -484,38 +530,39 @@ func Validate(f *File) (*Data, error) {
 	docSlugs := map[string]string{} // library + "/" + slug -> document ID
 	for i := range f.Documents {
 		doc := &f.Documents[i]
-		item := itemName("documents", i, doc.ID)
+		item := itemName("documents", i, doc.shownID())
 		if v.id(item, "id", "doc_", doc.ID) && documents[doc.ID] != nil {
 			v.add(item, "id %q is used twice", doc.ID)
 		}
 		lib := libraries[doc.LibraryID]
 		if lib == nil {
-			v.add(item, "libraryId %q does not exist in libraries", doc.LibraryID)
+			v.add(item, "libraryId %s does not exist in libraries", clipQuote(doc.LibraryID))
 		}
 		if !slugRE.MatchString(doc.Slug) || len(doc.Slug) > 200 {
-			v.add(item, "slug %q must be lowercase letters, digits and single hyphens, like \"reset-a-password\"", doc.Slug)
+			v.add(item, "slug %s must be 1 to 200 lowercase letters, digits and single hyphens, like \"reset-a-password\"", clipQuote(doc.Slug))
 		} else if other, ok := docSlugs[doc.LibraryID+"/"+doc.Slug]; ok {
 			v.add(item, "slug %q is already used by %s in the same library", doc.Slug, other)
 		} else {
 			docSlugs[doc.LibraryID+"/"+doc.Slug] = doc.ID
 		}
-		v.text(item, "title", doc.Title)
-		v.text(item, "category", doc.Category)
+		v.text(item, "title", doc.Title, maxTitleChars)
+		v.text(item, "category", doc.Category, maxLabelChars)
 		v.nonNegative(item, "deviceCount", doc.DeviceCount)
 		out := &doclib.Document{ID: doc.ID, LibraryID: doc.LibraryID, Slug: doc.Slug, Title: doc.Title,
 			Category: doc.Category, Tags: v.labels(item, "tags", doc.Tags),
-			Applications: v.labels(item, "applications", doc.Applications), DeviceCount: doc.DeviceCount,
-			FirstSeen: v.time(item, "firstSeen", doc.FirstSeen), LastSeen: v.time(item, "lastSeen", doc.LastSeen),
-			CreatedAt: v.time(item, "createdAt", doc.CreatedAt), UpdatedAt: v.time(item, "updatedAt", doc.UpdatedAt)}
-		if out.LastSeen.Before(out.FirstSeen) {
-			v.add(item, "lastSeen %s is before firstSeen %s", doc.LastSeen, doc.FirstSeen)
-		}
-		if out.UpdatedAt.Before(out.CreatedAt) {
-			v.add(item, "updatedAt %s is before createdAt %s", doc.UpdatedAt, doc.CreatedAt)
-		}
+			Applications: v.labels(item, "applications", doc.Applications), DeviceCount: doc.DeviceCount}
+		var fok, lok, cok, uok bool
+		out.FirstSeen, fok = v.time(item, "firstSeen", doc.FirstSeen)
+		out.LastSeen, lok = v.time(item, "lastSeen", doc.LastSeen)
+		out.CreatedAt, cok = v.time(item, "createdAt", doc.CreatedAt)
+		out.UpdatedAt, uok = v.time(item, "updatedAt", doc.UpdatedAt)
+		v.ordered(item, "firstSeen", doc.FirstSeen, out.FirstSeen, fok, "lastSeen", doc.LastSeen, out.LastSeen, lok)
+		v.ordered(item, "createdAt", doc.CreatedAt, out.CreatedAt, cok, "updatedAt", doc.UpdatedAt, out.UpdatedAt, uok)
 		if lib != nil {
 			out.WorkspaceID = lib.WorkspaceID
-			out.Content = v.content(item, lib, doc.Content)
+			if schemaOK[lib.ID] {
+				out.Content = v.content(item, lib, doc.Content)
+			}
 		}
 		if documents[doc.ID] == nil {
 			documents[doc.ID] = out
@@ -526,21 +573,21 @@ func Validate(f *File) (*Data, error) {
 	type edgeKey struct{ s, t, l string }
 	seenEdges := map[edgeKey]int{}
 	for i, e := range f.Edges {
-		item := fmt.Sprintf("edges[%d] (%s -> %s)", i, e.SourceDocumentID, e.TargetDocumentID)
+		item := itemName("edges", i, e.shownID())
 		src, dst := documents[e.SourceDocumentID], documents[e.TargetDocumentID]
 		if src == nil {
-			v.add(item, "sourceDocumentId %q does not exist in documents", e.SourceDocumentID)
+			v.add(item, "sourceDocumentId %s does not exist in documents", clipQuote(e.SourceDocumentID))
 		}
 		if dst == nil {
-			v.add(item, "targetDocumentId %q does not exist in documents", e.TargetDocumentID)
+			v.add(item, "targetDocumentId %s does not exist in documents", clipQuote(e.TargetDocumentID))
 		}
 		if e.SourceDocumentID == e.TargetDocumentID {
 			v.add(item, "an edge cannot link a document to itself")
 		}
-		if src != nil && dst != nil && src.WorkspaceID != dst.WorkspaceID {
+		if src != nil && dst != nil && differ(src.WorkspaceID, dst.WorkspaceID) {
 			v.add(item, "the documents belong to different workspaces (%s and %s); edges stay within one workspace", src.WorkspaceID, dst.WorkspaceID)
 		}
-		v.text(item, "label", e.Label)
+		v.text(item, "label", e.Label, maxLabelChars)
 		v.enum(item, "edgeType", e.EdgeType, doclib.EdgeData, doclib.EdgeSemantic)
 		v.nonNegative(item, "recordingCount", e.RecordingCount)
 		v.nonNegative(item, "support", e.Support)
@@ -560,15 +607,21 @@ func Validate(f *File) (*Data, error) {
 	recIDs := map[string]bool{}
 	quesIDs := map[string]string{}
 	for i, r := range f.Recordings {
-		item := itemName("recordings", i, r.ID)
+		item := itemName("recordings", i, r.shownID())
 		if v.id(item, "id", "rec_", r.ID) && recIDs[r.ID] {
 			v.add(item, "id %q is used twice", r.ID)
 		}
 		recIDs[r.ID] = true
-		v.text(item, "title", r.Title)
+		v.text(item, "title", r.Title, maxTitleChars)
 		v.enum(item, "status", r.Status, RecordingStatuses...)
-		if len(r.DocumentIDs) == 0 {
+		switch n := len(r.DocumentIDs); {
+		case n == 0:
 			v.add(item, "documentIds is empty; a recording is linked to at least one document")
+		case n > maxRecordingDocuments:
+			v.add(item, "documentIds lists %d documents; at most %d are allowed", n, maxRecordingDocuments)
+		}
+		if n := recordingBytes(r); n > maxRecordingBytes {
+			v.add(item, "questions and steps are %s bytes written as JSON; at most %s are allowed, so that the recording fits a DynamoDB item (400 KB)", count(n), count(maxRecordingBytes))
 		}
 		ws := ""
 		seen := map[string]bool{}
@@ -576,9 +629,10 @@ func Validate(f *File) (*Data, error) {
 			doc := documents[id]
 			switch {
 			case doc == nil:
-				v.add(item, "documentIds lists %q, which does not exist in documents", id)
+				v.add(item, "documentIds lists %s, which does not exist in documents", clipQuote(id))
 			case seen[id]:
 				v.add(item, "documentIds lists %q twice", id)
+			case workspaces[doc.WorkspaceID] == nil: // its library or workspace is missing: a problem of its own
 			case ws != "" && doc.WorkspaceID != ws:
 				v.add(item, "documentIds mixes workspaces (%s and %s); a recording belongs to one workspace", ws, doc.WorkspaceID)
 			default:
@@ -590,19 +644,20 @@ func Validate(f *File) (*Data, error) {
 			}
 			seen[id] = true
 		}
-		rec := &doclib.Recording{ID: r.ID, DocumentIDs: append([]string(nil), r.DocumentIDs...), Title: r.Title,
-			Status: r.Status, Shared: r.Shared, ClientCreatedAt: v.time(item, "clientCreatedAt", r.ClientCreatedAt),
-			Steps: nonNil(r.Steps)}
+		rec := &doclib.Recording{ID: r.ID, DocumentIDs: nonNil(r.DocumentIDs), Title: r.Title,
+			Status: r.Status, Shared: r.Shared, Steps: nonNil(r.Steps),
+			Questions: make([]doclib.Question, 0, len(r.Questions))}
+		rec.ClientCreatedAt, _ = v.time(item, "clientCreatedAt", r.ClientCreatedAt)
 		orders := map[int]bool{}
 		for j, q := range r.Questions {
-			qitem := fmt.Sprintf("%s questions[%d]", item, j)
+			qitem := fmt.Sprintf("%s: questions[%d]", item, j)
 			if v.id(qitem, "id", "ques_", q.ID) {
 				if other, ok := quesIDs[q.ID]; ok {
 					v.add(qitem, "id %q is already used in %s", q.ID, other)
 				}
 				quesIDs[q.ID] = r.ID
 			}
-			v.text(qitem, "question", q.Question)
+			v.text(qitem, "question", q.Question, math.MaxInt) // bounded with the steps, in bytes
 			if q.SequenceOrder < 1 {
 				v.add(qitem, "sequenceOrder %d must be 1 or more", q.SequenceOrder)
 			} else if orders[q.SequenceOrder] {
@@ -612,9 +667,6 @@ func Validate(f *File) (*Data, error) {
 			rec.Questions = append(rec.Questions, doclib.Question{ID: q.ID, Question: q.Question, Response: q.Response, SequenceOrder: q.SequenceOrder})
 		}
 		sort.SliceStable(rec.Questions, func(a, b int) bool { return rec.Questions[a].SequenceOrder < rec.Questions[b].SequenceOrder })
-		if rec.Questions == nil {
-			rec.Questions = []doclib.Question{}
-		}
 		d.Recordings = append(d.Recordings, rec)
 	}
 
@@ -622,44 +674,67 @@ func Validate(f *File) (*Data, error) {
 		return nil, err
 	}
 	derive(d, libraries)
+	for i, l := range d.Libraries {
+		if n := labelBytes(l); n > maxLibraryLabelBytes {
+			v.add(itemName("libraries", i, shown(l.ID)), "the categories, tags and applications of its documents are %s bytes written as JSON; at most %s are allowed, so that the library fits a DynamoDB item (400 KB): use fewer distinct values", count(n), count(maxLibraryLabelBytes))
+		}
+	}
+	if err := v.err(); err != nil {
+		return nil, err
+	}
 	return d, nil
 }
 
 // RecordingStatuses are the values a recording's status may take.
 var RecordingStatuses = []string{"processing", "processed", "failed"}
 
+// nonNil copies ss into a list that is never nil, also when ss is empty:
+// decisions.md, "Arrays are never null".
 func nonNil(ss []string) []string {
-	if ss == nil {
-		return []string{}
-	}
-	return append([]string(nil), ss...)
+	out := make([]string, len(ss))
+	copy(out, ss)
+	return out
 }
 
-func (v *validator) schema(item string, s Schema) doclib.Schema {
+// schema checks a template. ok is false when the template cannot check content
+// (no sections, or a section without a usable key or type): its documents' content
+// is then not checked, as every message would follow from the template's problem.
+func (v *validator) schema(item string, s Schema) (out doclib.Schema, ok bool) {
+	out = doclib.Schema{Version: s.Version, Sections: make([]doclib.Section, 0, len(s.Sections))}
+	if s.Version == 0 && len(s.Sections) == 0 {
+		v.add(item, `schema is missing; give one such as {"version": 1, "sections": [{"key": "summary", "title": "Summary", "type": "text"}]}`)
+		return out, false
+	}
+	ok = true
 	if s.Version < 1 {
 		v.add(item, "schema.version %d must be 1 or more", s.Version)
 	}
-	if len(s.Sections) == 0 {
+	switch {
+	case len(s.Sections) == 0:
 		v.add(item, "schema.sections is empty; a template has at least one section")
+		ok = false
+	case len(s.Sections) > maxSections:
+		v.add(item, "schema.sections has %d sections; at most %d are allowed", len(s.Sections), maxSections)
+		ok = false
 	}
-	out := doclib.Schema{Version: s.Version}
 	keys := map[string]bool{}
 	for j, sec := range s.Sections {
 		field := fmt.Sprintf("schema.sections[%d]", j)
 		if !sectionKeyRE.MatchString(sec.Key) {
-			v.add(item, "%s.key %q must be a camelCase name such as \"summary\" or \"knownIssues\"", field, sec.Key)
+			v.add(item, "%s.key %s must be a camelCase name such as \"summary\" or \"knownIssues\"", field, clipQuote(sec.Key))
+			ok = false
 		} else if keys[sec.Key] {
 			v.add(item, "%s.key %q is used twice", field, sec.Key)
+			ok = false
 		}
 		keys[sec.Key] = true
-		v.text(item, field+".title", sec.Title)
-		v.enum(item, field+".type", sec.Type, doclib.SectionText, doclib.SectionSteps, doclib.SectionList)
+		v.text(item, field+".title", sec.Title, maxSectionTitleChars)
+		if !v.enum(item, field+".type", sec.Type, doclib.SectionText, doclib.SectionSteps, doclib.SectionList) {
+			ok = false
+		}
 		out.Sections = append(out.Sections, doclib.Section{Key: sec.Key, Title: sec.Title, Type: sec.Type})
 	}
-	if out.Sections == nil {
-		out.Sections = []doclib.Section{}
-	}
-	return out
+	return out, ok
 }
 
 var sectionKeyRE = regexp.MustCompile(`^[a-z][A-Za-z0-9]{0,63}$`)
@@ -679,7 +754,7 @@ func (v *validator) content(item string, lib *doclib.Library, content map[string
 	}
 	sort.Strings(unknown)
 	for _, k := range unknown {
-		v.add(item, "content has section %q, which the template of %s (version %d) does not have", k, lib.ID, lib.Schema.Version)
+		v.add(item, "content has section %s, which the template of %s (version %d) does not have", clipQuote(k), lib.ID, lib.Schema.Version)
 	}
 	if v.enc == nil {
 		v.enc = json.NewEncoder(&v.buf)
@@ -722,6 +797,9 @@ func (v *validator) content(item string, lib *doclib.Library, content map[string
 		v.writeJSON(val)
 	}
 	b.WriteByte('}')
+	if b.Len() > maxContentBytes { // the stored form, measured as it is stored
+		v.add(item, "content is %s bytes written as JSON; at most %s are allowed, so that the document fits a DynamoDB item (400 KB)", count(b.Len()), count(maxContentBytes))
+	}
 	return bytes.Clone(b.Bytes())
 }
 
