@@ -119,6 +119,10 @@ writes it in parallel batches. Nothing is written when the file has a problem.
 Importing the same file again changes nothing. An interrupted import is finished
 by running it again.
 
+Document and library IDs and key secrets are global to the table: an import
+that reuses one another workspace holds is refused, naming each conflict, and
+writes nothing. Re-importing a workspace is never a conflict with itself.
+
 --prune also deletes what the file's workspaces no longer contain (documents,
 edges, recordings, slugs and keys of earlier imports); workspaces the file does
 not mention, operators' keys and AI credit are never touched. A workspace's
@@ -151,6 +155,10 @@ credit is written the first time it is imported only: after that the ledger owns
 			p := a.newProgress()
 			res, err := t.Import(cmd.Context(), d, dynamo.Generation(raw), dynamo.ImportOptions{Prune: prune, Workers: workers, Progress: p.update})
 			p.finish()
+			var refused *dynamo.RefusedError
+			if errors.As(err, &refused) { // named like a file dataset.Load refuses
+				return fmt.Errorf("%s: %w", file, err)
+			}
 			if err != nil {
 				return err
 			}

@@ -193,3 +193,73 @@ func TestReindex(t *testing.T) {
 		t.Errorf("the replaced index was not deleted: %v", cluster.Requests())
 	}
 }
+
+// workspaceFile writes a one-workspace data set whose key has the secret given
+// and whose one document is doc_1, with content of the size given.
+func workspaceFile(t *testing.T, ws, key, secret, lib, summary string) string {
+	t.Helper()
+	const ts = "2026-01-01T00:00:00Z"
+	f := map[string]any{
+		"workspaces": []any{map[string]any{"id": ws, "name": "W", "plan": "team", "aiCredit": 5, "ownProviderKey": false, "subscription": "active"}},
+		"devices":    []any{map[string]any{"id": "dev_1", "workspaceId": ws, "status": "active"}},
+		"apiKeys": []any{map[string]any{"id": key, "workspaceId": ws, "deviceId": "dev_1", "secret": secret,
+			"libraries": []string{"*"}, "recordingDetails": true}},
+		"libraries": []any{map[string]any{"id": lib, "workspaceId": ws, "name": "L", "slug": "l", "description": "", "createdAt": ts, "updatedAt": ts,
+			"schema": map[string]any{"version": 1, "sections": []any{map[string]any{"key": "summary", "title": "S", "type": "text"}}}}},
+		"documents": []any{map[string]any{"id": "doc_1", "libraryId": lib, "slug": "x", "title": "T " + ws, "category": "c",
+			"tags": []string{}, "applications": []string{}, "deviceCount": 0, "firstSeen": ts, "lastSeen": ts, "createdAt": ts, "updatedAt": ts,
+			"content": map[string]any{"summary": summary}}},
+	}
+	raw, err := json.Marshal(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), ws+".json")
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestImportRefusesAnotherWorkspacesIDs is the auditor's scenario through the
+// command: the second data set reuses doc_1 and key_a's secret in another
+// workspace. It is refused with exit 1, a message that names both conflicts and
+// not the secret, and the key still logs into ws_a.
+func TestImportRefusesAnotherWorkspacesIDs(t *testing.T) {
+	table, tbl := env(t)
+	if code, _, errs := admin(t, "create-table", "--table", table); code != 0 {
+		t.Fatal(errs)
+	}
+	const secret = "dlk_live_aaaaaaaaaaaa"
+	if code, out, errs := admin(t, "import", "--data", workspaceFile(t, "ws_a", "key_a", secret, "lib_a", "a"), "--table", table); code != 0 {
+		t.Fatalf("import A: %d %s %s", code, out, errs)
+	}
+	b := workspaceFile(t, "ws_evil", "key_e", secret, "lib_e", "evil")
+	code, out, errs := admin(t, "import", "--data", b, "--table", table, "--prune")
+	want := "doclib-admin: " + b + ": the data set uses IDs or key secrets of other workspaces in table " + table + ", nothing was written: 2 problems\n" +
+		"  - document doc_1 already belongs to workspace ws_a in table " + table + "; IDs are global: rename it in the data set\n" +
+		"  - key key_e has the same secret as key key_a of workspace ws_a in table " + table + "; secrets are global: give key key_e a new secret in the data set\n"
+	if code != 1 || out != "" || !strings.HasSuffix(errs, want) || strings.Contains(errs, secret) {
+		t.Fatalf("import B: exit %d\nstdout: %s\nstderr:\n%s\nwant stderr to end with:\n%s", code, out, errs, want)
+	}
+	svc := service.New(dynamo.NewStore(tbl), func() time.Time { return time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC) })
+	if p, err := svc.Authenticate(context.Background(), secret); err != nil || p.WorkspaceID != "ws_a" {
+		t.Errorf("key_a after the refused import: %+v %v", p, err)
+	}
+}
+
+// TestImportTooLargeSaysItOnce: a document too large for DynamoDB (stored
+// twice) is named once, under one prefix, whichever check refuses it: the
+// loader's content cap or the import's item limit.
+func TestImportTooLargeSaysItOnce(t *testing.T) {
+	table, _ := env(t)
+	if code, _, errs := admin(t, "create-table", "--table", table); code != 0 {
+		t.Fatal(errs)
+	}
+	file := workspaceFile(t, "ws_a", "key_a", "dlk_live_aaaaaaaaaaaa", "lib_a", strings.Repeat("x", 1000*1024))
+	code, _, errs := admin(t, "import", "--data", file, "--table", table)
+	if code != 1 || !strings.HasPrefix(errs, "doclib-admin: "+file+": ") || strings.Count(errs, "doclib-admin:") != 1 ||
+		strings.Count(errs, "nothing was") != 1 || strings.Count(errs, "doc_1") != 1 || !strings.Contains(errs, "1 problem\n  - ") {
+		t.Errorf("exit %d\n%s", code, errs)
+	}
+}

@@ -52,7 +52,7 @@ type ImportOptions struct {
 
 // Progress of an import phase.
 type Progress struct {
-	Phase       string // "writing", "credit", "pruning"
+	Phase       string // "checking", "writing", "credit", "pruning"
 	Done, Total int
 }
 
@@ -76,8 +76,10 @@ const (
 // Import writes a validated data set (the same dataset.Load as local mode, so a
 // file that local mode refuses never reaches the table). Derived values (label
 // lists and counts, each library's capped graph) are computed by the embedded
-// store's own code, so both backends answer alike. Everything is checked against
-// DynamoDB's limits before the first write; writes are batched, retried when
+// store's own code, so both backends answer alike. Before the first write,
+// every item is checked against DynamoDB's limits and every globally keyed ID
+// against the workspaces that hold it in the table; either refusal is a
+// *RefusedError and writes nothing. Writes are batched, retried when
 // unprocessed, and idempotent.
 func (t *Table) Import(ctx context.Context, d *dataset.Data, gen string, opt ImportOptions) (*ImportResult, error) {
 	start := time.Now()
@@ -100,28 +102,49 @@ func (t *Table) Import(ctx context.Context, d *dataset.Data, gen string, opt Imp
 		}
 		graphs[l.ID] = items
 	}
-	// First pass: count and check every item against DynamoDB's limits.
-	var problems []string
+	// First pass: count and check every item against DynamoDB's limits. A
+	// document is stored twice and an edge at both ends: each is named once,
+	// with the larger of its sizes.
+	type problem struct {
+		what, kind string
+	}
+	var order []problem
+	sizes := map[problem]int{}
+	note := func(p problem, n int) {
+		if _, ok := sizes[p]; !ok {
+			order = append(order, p)
+		}
+		sizes[p] = max(sizes[p], n)
+	}
 	total := 0
 	err := emitItems(d, graphs, gen, func(it item, what string) error {
 		total++
 		if n := itemSize(it); n > maxItemBytes {
-			problems = append(problems, fmt.Sprintf("%s is %d KB stored, over DynamoDB's 400 KB item limit; shorten its content", what, n/1024))
+			note(problem{what, "size"}, n)
 		}
 		if sk := it[attrSK].(*types.AttributeValueMemberS).Value; len(sk) > maxSortKeyBytes {
-			problems = append(problems, fmt.Sprintf("%s has a key of %d bytes, over DynamoDB's 1024; shorten the edge label", what, len(sk)))
+			note(problem{what, "key"}, len(sk))
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	if len(problems) > 0 {
-		ve := &dataset.ValidationError{Problems: problems}
-		if len(problems) > 25 {
-			ve.Problems, ve.More = problems[:25], len(problems)-25
+	if len(order) > 0 {
+		problems := make([]string, len(order))
+		for i, p := range order {
+			if p.kind == "size" {
+				problems[i] = fmt.Sprintf("%s is %d KB stored, over DynamoDB's 400 KB item limit; shorten its content", p.what, sizes[p]/1024)
+			} else {
+				problems[i] = fmt.Sprintf("%s has a key of %d bytes, over DynamoDB's 1024; shorten the edge label", p.what, sizes[p])
+			}
 		}
-		return nil, fmt.Errorf("dynamo: the data set does not fit DynamoDB, nothing was written: %w", ve)
+		return nil, refused("the data set does not fit DynamoDB", problems)
+	}
+	// No ID of the file may belong to another workspace (a key sees only its
+	// workspace): checked before the first write, so a refusal changes nothing.
+	if err := t.checkOwnership(ctx, d, opt); err != nil {
+		return nil, err
 	}
 
 	// Second pass: write.
@@ -308,7 +331,7 @@ func emitItems(d *dataset.Data, graphs map[string][]item, gen string, emit func(
 		ei := edgeItem{SourceID: e.SourceID, SourceTitle: e.SourceTitle, SourceLibraryID: e.SourceLibraryID,
 			TargetID: e.TargetID, TargetTitle: e.TargetTitle, TargetLibraryID: e.TargetLibraryID, Label: e.Label,
 			Type: e.Type, RecordingCount: e.RecordingCount, Support: e.Support}
-		what := fmt.Sprintf("edge %s -> %s (%s)", e.SourceID, e.TargetID, e.Label)
+		what := fmt.Sprintf("edge %s -> %s (%s)", e.SourceID, e.TargetID, shorten(e.Label, 40))
 		ei.base = base{PK: pkDocument(e.SourceID), SK: skOut(e.TargetID, e.Label), WS: wsOf[e.SourceID], Gen: gen}
 		if err := put(ei, what); err != nil {
 			return err
@@ -331,6 +354,16 @@ func emitItems(d *dataset.Data, graphs map[string][]item, gen string, emit func(
 		}
 	}
 	return nil
+}
+
+// shorten cuts s to n runes for a message: a label too long for DynamoDB
+// would otherwise fill the screen of the error that names it.
+func shorten(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
 }
 
 // itemSize approximates DynamoDB's item size: names plus values.
