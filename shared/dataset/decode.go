@@ -3,116 +3,670 @@ package dataset
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
-	"math"
 	"math/bits"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf16"
-	"unicode/utf8"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
-// The data-set file is read by its own small JSON decoder rather than
-// encoding/json, which matches field names case-insensitively, keeps the last of
-// two equal keys, turns invalid UTF-8 and lone surrogates into U+FFFD, and gives
-// syntax-error offsets relative to what one Decode call read. This one is strict
-// where the format is (decisions.md: bad input always gets a clear error), knows
-// the line and column of every byte, and reads the file as a stream in one pass,
-// straight into the typed items, so a 300 MB file is never held whole in memory.
-
-// maxDepth bounds nesting, so that a file of a million '[' cannot exhaust the stack.
-const maxDepth = 1000
-
-// fatalError ends decoding: the file's structure cannot be read any further.
-type fatalError struct{ msg string }
-
-// pathElem is one step of the path to the value being read: a field name, or an
-// array index when name is empty.
-type pathElem struct {
-	name  string
-	index int
-}
+// The data-set file is read with JSON v2 (github.com/go-json-experiment/json,
+// docs/dependencies.md), which is strict where the format is (decisions.md: bad
+// input always gets a clear error): field names match exactly, a name given
+// twice, invalid UTF-8 and a lone surrogate are errors, and every error carries
+// its byte offset and JSON pointer. The file is read as a stream: the top level
+// token by token, each item as one value decoded straight into its typed form,
+// so a 300 MB file is never held whole in memory.
+//
+// What is left here is the format's own: which arrays there are, the item each
+// problem belongs to, the wording of messages, and the line and column of an
+// offset (input, below).
 
 type decoder struct {
-	r        io.Reader
-	buf      []byte // buf[:end] holds input; buf[pos:end] is not read yet
-	pos, end int
-	mark     int   // buf[mark:] survives fill (the start of the string being read); -1 when none
-	off      int64 // offset of buf[0] in the input
-	lines    int   // newlines before buf[0]
-	col      int   // characters between the last of those newlines and buf[0]
-	eof      bool
-	depth    int
-	scratch  []byte // a string with escapes, decoded
+	in  *input
+	dec *jsontext.Decoder
+	v   *validator
+	// shift turns the decoder's offsets into the file's: the byte order mark
+	// it is not given, or what restart gave it.
+	shift int64
+	seen  []string // the top-level names read, the current one last
 
-	path  []pathElem
 	probs []string // problems of the item being read, named when it ends
 
 	// Where the decoder is, for messages that end decoding.
-	arrName string     // the top-level array being read
-	index   int        // the index of the item being read or last read; -1 before the first
-	cur     identified // the item being read; nil between items
+	arrName   string     // the top-level array being read
+	index     int        // the index of the item being read or last read; -1 before the first
+	itemStart int64      // the file offset where the item being read starts
+	cur       identified // the item being read, as far as it was decoded; nil between items
 }
 
-func newDecoder(r io.Reader) *decoder {
-	return &decoder{r: r, buf: make([]byte, 1<<20), mark: -1}
-}
-
-// fill reads more input, keeping the unread bytes and buf[mark:]. It returns how
-// far the kept bytes moved towards the start of buf, and false at the end of input.
-func (d *decoder) fill() (shift int, ok bool) {
-	if d.eof {
-		return 0, false
+// decodeFile reads the whole file into f, recording the problems of items in v.
+// It returns the problem that ended decoding, if one did.
+func decodeFile(r io.Reader, v *validator, f *File) (fatal string) {
+	in := &input{r: r}
+	if msg := in.open(); msg != "" {
+		return msg
 	}
-	keep := d.pos
-	if d.mark >= 0 && d.mark < keep {
-		keep = d.mark
-	}
-	if keep > 0 {
-		d.account(d.buf[:keep])
-		d.end = copy(d.buf, d.buf[keep:d.end])
-		d.off += int64(keep)
-		d.pos -= keep
-		if d.mark >= 0 {
-			d.mark -= keep
+	d := &decoder{in: in, dec: jsontext.NewDecoder(in), v: v, shift: in.skip}
+	if d.dec.PeekKind() != '{' {
+		_, err := d.dec.ReadToken()
+		switch {
+		case err == io.EOF:
+			return "the file is empty; it must hold one JSON object such as {\"workspaces\": [...], \"documents\": [...]}"
+		case in.err != nil:
+			return d.fatal(err)
+		case in.at(d.next(" \t\r\n")) == '/':
+			return "the file is not a data-set JSON object: it starts with a comment, and JSON has none"
 		}
-		shift = keep
+		return "the file is not a data-set JSON object: " + errNotObject.Error()
 	}
-	if d.end == len(d.buf) { // one string fills the buffer
-		d.buf = append(d.buf, make([]byte, len(d.buf))...)
+	if _, err := d.dec.ReadToken(); err != nil {
+		return d.fatal(err)
 	}
-	for {
-		n, err := d.r.Read(d.buf[d.end:])
-		d.end += n
-		if err == io.EOF {
-			d.eof = true
-			return shift, n > 0
-		}
+	for d.dec.PeekKind() != '}' {
+		tok, err := d.dec.ReadToken()
 		if err != nil {
-			panic(&fatalError{fmt.Sprintf("the file could not be read: %v", err)})
+			return d.fatal(err)
 		}
-		if n > 0 {
-			return shift, true
+		name := tok.String()
+		d.seen = append(d.seen, name)
+		switch name {
+		case "workspaces":
+			fatal = decodeArray(d, name, &f.Workspaces)
+		case "devices":
+			fatal = decodeArray(d, name, &f.Devices)
+		case "apiKeys":
+			fatal = decodeArray(d, name, &f.APIKeys)
+		case "libraries":
+			fatal = decodeArray(d, name, &f.Libraries)
+		case "documents":
+			fatal = decodeArray(d, name, &f.Documents)
+		case "edges":
+			fatal = decodeArray(d, name, &f.Edges)
+		case "recordings":
+			fatal = decodeArray(d, name, &f.Recordings)
+		default:
+			v.addTop("the top level has an " + unknownField(name, fileFields))
+			fatal = d.fatal(d.skip())
+		}
+		if fatal != "" {
+			return fatal
+		}
+	}
+	if _, err := d.dec.ReadToken(); err != nil {
+		return d.fatal(err)
+	}
+	if _, err := d.dec.ReadToken(); err != io.EOF {
+		if in.err != nil {
+			return d.fatal(err)
+		}
+		return "the file has data after its JSON object, at " + in.position(d.next(" \t\r\n")) + "; it must hold exactly one object"
+	}
+	return ""
+}
+
+// itemOptions: a field that is not in the format is refused, not dropped.
+var itemOptions = json.RejectUnknownMembers(true)
+
+// decodeArray reads one top-level array item by item. A problem inside an item
+// is that item's, named with its array, index and ID, and reading goes on; a
+// syntax error ends it.
+func decodeArray[T any, P interface {
+	*T
+	identified
+}](d *decoder, name string, out *[]T) (fatal string) {
+	switch d.dec.PeekKind() {
+	case '[':
+	case 'n': // "documents": null is an empty array
+		_, err := d.dec.ReadToken()
+		return d.fatal(err)
+	case '{':
+		d.v.addTop(fmt.Sprintf("%q must be an array of objects, not a JSON object", name))
+		return d.fatal(d.skip())
+	default:
+		raw, err := d.dec.ReadValue()
+		if err != nil {
+			return d.fatal(err)
+		}
+		d.v.addTop(fmt.Sprintf("%q must be an array of objects, not %s", name, kind(raw)))
+		return ""
+	}
+	if _, err := d.dec.ReadToken(); err != nil {
+		return d.fatal(err)
+	}
+	d.arrName, d.index = name, -1
+	for i := 0; d.dec.PeekKind() != ']'; i++ {
+		k := d.dec.PeekKind()
+		if k == 0 { // between items: a missing comma, a trailing one, the end
+			_, err := d.dec.ReadToken()
+			return d.fatal(err)
+		}
+		var item T
+		d.index, d.itemStart, d.cur = i, d.next(" \t\r\n,"), P(&item)
+		d.in.forget(d.itemStart) // no message can point before the item now
+		d.probs = d.probs[:0]
+		if k != '{' {
+			raw, err := d.dec.ReadValue()
+			if err != nil {
+				return d.fatal(err)
+			}
+			d.wrongType("", raw, "an object")
+		} else if err := json.UnmarshalDecode(d.dec, &item, itemOptions); err != nil {
+			var se *json.SemanticError
+			if !errors.As(err, &se) || errors.Is(err, io.ErrUnexpectedEOF) || d.in.err != nil {
+				return d.fatal(err)
+			}
+			// A field or type the format does not have. Read the item again to
+			// find all its problems, not only the first.
+			d.restart()
+			raw, err := d.dec.ReadValue()
+			if err != nil {
+				return d.fatal(err)
+			}
+			item = *new(T)
+			d.explain(raw, reflect.ValueOf(&item).Elem())
+			if len(d.probs) == 0 {
+				d.problem("%s", se.Error()) // a problem explain does not word
+			}
+		}
+		id := P(&item).shownID()
+		for _, p := range d.probs {
+			d.v.add(itemName(name, i, id), "%s", p)
+		}
+		*out = append(*out, item)
+		d.cur = nil
+	}
+	if _, err := d.dec.ReadToken(); err != nil {
+		return d.fatal(err)
+	}
+	d.arrName = ""
+	return ""
+}
+
+// skip reads a value token by token, letting go of what it read: the value of
+// an unknown top-level field may be as large as the file.
+func (d *decoder) skip() error {
+	depth := d.dec.StackDepth()
+	for {
+		d.in.forget(d.shift + d.dec.InputOffset())
+		if _, err := d.dec.ReadToken(); err != nil {
+			return err
+		}
+		if d.dec.StackDepth() == depth {
+			return nil
 		}
 	}
 }
 
-// account counts the lines and columns of bytes that are about to leave buf.
-// A large set is written on one line, so this runs over every byte: it uses the
-// word-at-a-time counts below rather than utf8.RuneCount.
-func (d *decoder) account(b []byte) {
-	if n := bytes.Count(b, []byte{'\n'}); n > 0 {
-		d.lines += n
-		d.col = chars(b[bytes.LastIndexByte(b, '\n')+1:])
-	} else {
-		d.col += chars(b)
+// restart goes on with a new decoder from the start of the item being read:
+// after a semantic error a jsontext.Decoder cannot read the rest of the value
+// it was in. The new one is first given the top level read so far, the values
+// left out, so that it knows where it is and which names were given.
+func (d *decoder) restart() {
+	prefix := []byte{'{'}
+	for _, name := range d.seen[:len(d.seen)-1] {
+		prefix, _ = jsontext.AppendQuote(prefix, name)
+		prefix = append(prefix, ":null,"...)
 	}
+	prefix, _ = jsontext.AppendQuote(prefix, d.arrName)
+	prefix = append(prefix, ":["...)
+	d.in.replay(d.itemStart, prefix)
+	d.shift = d.itemStart - int64(len(prefix))
+	d.dec = jsontext.NewDecoder(d.in)
+	for range 2*len(d.seen) + 1 { // '{', the names and nulls, the array's name, '['
+		d.dec.ReadToken()
+	}
+}
+
+// explain reads an item that did not decode, into v as far as it can, recording
+// each of its problems with its path (e.g. "schema.sections[1].type"). raw is
+// valid JSON: what is wrong is the fields and types.
+func (d *decoder) explain(raw jsontext.Value, v reflect.Value) {
+	d.walk(jsontext.NewDecoder(bytes.NewReader(raw)), v, "")
+}
+
+func (d *decoder) walk(dec *jsontext.Decoder, v reflect.Value, path string) {
+	t := v.Type()
+	isStruct := t.Kind() == reflect.Struct
+	isList := t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct
+	switch k := dec.PeekKind(); {
+	case k == 'n' && (isStruct || isList):
+		dec.ReadToken()
+	case isStruct && k == '{':
+		dec.ReadToken()
+		names := jsonNames(t)
+		for dec.PeekKind() != '}' {
+			tok, _ := dec.ReadToken()
+			name := tok.String()
+			if i := slices.Index(names, name); i >= 0 {
+				d.walk(dec, v.Field(i), join(path, name))
+				continue
+			}
+			d.problem("%s", inPath(path, unknownField(name, names)))
+			dec.SkipValue()
+		}
+		dec.ReadToken()
+	case isList && k == '[':
+		dec.ReadToken()
+		v.Set(reflect.MakeSlice(t, 0, 0))
+		for i := 0; dec.PeekKind() != ']'; i++ {
+			v.Set(reflect.Append(v, reflect.Zero(t.Elem())))
+			d.walk(dec, v.Index(i), fmt.Sprintf("%s[%d]", path, i))
+		}
+		dec.ReadToken()
+	default: // a string, number, bool, list of strings or content, or a wrong type
+		raw, _ := dec.ReadValue()
+		if isStruct || isList {
+			d.wrongType(path, raw, want(t))
+			return
+		}
+		var se *json.SemanticError
+		if err := json.Unmarshal(raw, v.Addr().Interface()); errors.As(err, &se) {
+			d.semantic(path, raw, se)
+		} else if err != nil {
+			d.problem("%s", inPath(path, err.Error()))
+		}
+	}
+}
+
+// semantic words an error of decoding raw, the value at path.
+func (d *decoder) semantic(path string, raw jsontext.Value, se *json.SemanticError) {
+	for tok := range se.JSONPointer.Tokens() { // inside raw: an element of a list, a part of content
+		path = join(path, tok)
+	}
+	if se.ByteOffset > 0 && se.ByteOffset < int64(len(raw)) {
+		raw, _ = jsontext.NewDecoder(bytes.NewReader(raw[se.ByteOffset:])).ReadValue()
+	}
+	isInt := se.GoType != nil && (se.GoType.Kind() == reflect.Int || se.GoType.Kind() == reflect.Int64)
+	switch {
+	case raw.Kind() == '0' && errors.Is(se.Err, strconv.ErrRange) && isInt:
+		most := uint64(1)<<(se.GoType.Bits()-1) - 1
+		d.problem("field %q is %s, out of range (whole numbers are at most %d)", path, clip(string(raw)), most)
+	case raw.Kind() == '0' && errors.Is(se.Err, strconv.ErrRange):
+		d.problem("field %q is %s, out of range for a number", path, clip(string(raw)))
+	case se.GoType != nil:
+		d.wrongType(path, raw, want(se.GoType))
+	default:
+		d.problem("%s", inPath(path, se.Error()))
+	}
+}
+
+// want names what a value of type t is in JSON.
+func want(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int64:
+		return "a whole number"
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.String {
+			return "an array of strings"
+		}
+		return "an array"
+	}
+	return "an object"
+}
+
+// kind describes a value for a message, e.g. `a JSON number 7`.
+func kind(raw jsontext.Value) string {
+	switch raw.Kind() {
+	case '{':
+		return "a JSON object"
+	case '[':
+		return "a JSON array"
+	case '"':
+		s, _ := jsontext.AppendUnquote(nil, raw)
+		return "a JSON string " + clipQuote(string(s))
+	case '0':
+		return "a JSON number " + clip(string(raw))
+	}
+	return string(raw) // true, false or null
+}
+
+// wrongType records a value that is not of the kind wanted.
+func (d *decoder) wrongType(path string, raw jsontext.Value, want string) {
+	if path != "" {
+		d.problem("field %q has the wrong type (%s where %s was expected)", path, kind(raw), want)
+	} else {
+		d.problem("%s where %s was expected", kind(raw), want)
+	}
+}
+
+// problem records a problem of the item being read.
+func (d *decoder) problem(format string, args ...any) {
+	d.probs = append(d.probs, fmt.Sprintf(format, args...))
+}
+
+// join extends a path, e.g. "schema" with "sections" and "1" to "schema.sections[1]".
+func join(path, tok string) string {
+	if _, err := strconv.Atoi(tok); err == nil {
+		return path + "[" + tok + "]"
+	}
+	if path == "" {
+		return tok
+	}
+	return path + "." + tok
+}
+
+func joinAll(toks []string) (path string) {
+	for _, tok := range toks {
+		path = join(path, tok)
+	}
+	return path
+}
+
+// inPath prefixes msg with the path of the object it is about, if any.
+func inPath(path, msg string) string {
+	if path != "" {
+		return path + ": " + msg
+	}
+	return msg
+}
+
+// unknownField words an unknown field's problem, with the right spelling when
+// only the case differs.
+func unknownField(key string, names []string) string {
+	for _, n := range names {
+		if strings.EqualFold(key, n) {
+			return fmt.Sprintf("unknown field %s; field names are case-sensitive: did you mean %q?", clipQuote(key), n)
+		}
+	}
+	return fmt.Sprintf("unknown field %s; remove it or check its spelling against the fields %s", clipQuote(key), strings.Join(names, ", "))
+}
+
+// jsonNames lists the JSON names of a struct type's fields, from their tags.
+func jsonNames(t reflect.Type) []string {
+	names := make([]string, t.NumField())
+	for i := range names {
+		names[i], _, _ = strings.Cut(t.Field(i).Tag.Get("json"), ",")
+	}
+	return names
+}
+
+var fileFields = jsonNames(reflect.TypeFor[File]())
+
+// next is the file offset of the first byte after the last token read that is
+// not in skip (white space, and a comma between items).
+func (d *decoder) next(skip string) int64 {
+	rest := d.dec.UnreadBuffer()
+	n := len(rest) - len(bytes.TrimLeft(rest, skip))
+	return d.shift + d.dec.InputOffset() + int64(n)
+}
+
+// fatal words the error that ends decoding, naming what was being read.
+func (d *decoder) fatal(err error) string {
+	if err == nil {
+		return ""
+	}
+	msg := d.describe(err)
+	where := ""
+	switch {
+	case d.cur != nil:
+		where = itemName(d.arrName, d.index, d.cur.shownID())
+	case d.arrName != "" && d.index >= 0:
+		where = fmt.Sprintf("%s, after %s[%d]", d.arrName, d.arrName, d.index)
+	case d.arrName != "":
+		where = d.arrName
+	}
+	if where != "" {
+		return where + ": " + msg
+	}
+	return msg
+}
+
+// describe words a decoding error.
+func (d *decoder) describe(err error) string {
+	in := d.in
+	var se *jsontext.SyntacticError
+	switch {
+	case in.err != nil:
+		return fmt.Sprintf("the file could not be read: %v", in.err)
+	case errors.Is(err, io.ErrUnexpectedEOF) || err == io.EOF:
+		return "the file ends too early, at " + in.position(in.end()) + "; is it complete?"
+	case !errors.As(err, &se):
+		return err.Error()
+	}
+	at := d.shift + se.ByteOffset
+	// The path inside the item (jsontext's pointer less "/documents/3"), or
+	// from the top level between items.
+	var toks []string
+	for tok := range se.JSONPointer.Tokens() {
+		toks = append(toks, tok)
+	}
+	if d.arrName != "" {
+		toks = toks[min(2, len(toks)):]
+	}
+	path := joinAll(toks)
+	syntax := func(format string, args ...any) string {
+		return "invalid JSON at " + in.position(at) + ": " + fmt.Sprintf(format, args...)
+	}
+	c, text := in.at(at), se.Err.Error()
+	// After a value, a comma and then ']' is a trailing comma: jsontext points at
+	// the comma, the message at what follows it.
+	if c == ',' && strings.Contains(text, "at start of value") && !strings.ContainsRune(":[{,", rune(in.at(in.prevNonSpace(at)))) {
+		if n := in.skipSpace(at + 1); in.at(n) == ']' || in.at(n) == '}' {
+			at, c = n, in.at(n)
+		}
+	}
+	switch {
+	case se.Err == jsontext.ErrDuplicateName && d.arrName == "" && len(toks) == 1:
+		return fmt.Sprintf("the array %s is given twice; give each array once", clipQuote(path))
+	case se.Err == jsontext.ErrDuplicateName && d.arrName == "documents" && len(toks) == 2 && toks[0] == "content":
+		return fmt.Sprintf("content has section %s twice; give each section once", clipQuote(toks[1]))
+	case se.Err == jsontext.ErrDuplicateName && len(toks) > 0:
+		msg := fmt.Sprintf("field %s is given twice; give each field once", clipQuote(toks[len(toks)-1]))
+		return inPath(joinAll(toks[:len(toks)-1]), msg)
+	case text == "exceeded max depth":
+		return syntax("values are nested more than 10000 levels deep")
+	case text == "invalid UTF-8":
+		return fmt.Sprintf("%s is not valid UTF-8 (the byte 0x%02x at %s); save the file as UTF-8", field(path), c, in.position(at))
+	case c == '\\' && strings.Contains(text, "in string"): // an escape
+		return escape(in.tail(at), at, path, in)
+	case (c == ']' || c == '}') && in.at(in.prevNonSpace(at)) == ',':
+		what := map[int]string{']': "element", '}': "field"}[c]
+		return syntax("%s after a comma; remove the comma after the last %s", describeByte(c), what)
+	case se.Err == jsontext.ErrNonStringName:
+		return syntax("%s where a field name (a string in double quotes) was expected", describeByte(c))
+	case strings.Contains(text, "after object name"):
+		return syntax("%s after the field name %s; a colon is missing", describeByte(c), clipQuote(se.JSONPointer.LastToken()))
+	}
+	for _, h := range syntaxHints {
+		if strings.Contains(text, h.lib) {
+			return syntax("%s %s", describeByte(c), h.ours)
+		}
+	}
+	if _, lit, ok := strings.Cut(text, "in literal "); ok {
+		lit, _, _ = strings.Cut(lit, " ")
+		return syntax("%s in what begins like %s", describeByte(c), lit)
+	}
+	return syntax("%s", strings.TrimPrefix(text, "jsontext: "))
+}
+
+// syntaxHints reword jsontext's syntax errors ("invalid character 'N' at start
+// of value") for someone who edits the file by hand.
+var syntaxHints = []struct{ lib, ours string }{
+	{"after object value", "after a field's value; a comma or '}' is missing"},
+	{"after array element", "after an array element; a comma or ']' is missing"},
+	{"at start of value", "where a value was expected; values are strings in double quotes, numbers, objects, arrays, true, false or null"},
+	{"at start of string", "where a field name (a string in double quotes) was expected"},
+	{"in number", "in a number where a digit was expected"},
+	{"in string (expecting non-control character)", "inside a string; write control characters as escapes such as \\n"},
+}
+
+// escape words an error at the backslash that starts b, at offset at.
+func escape(b []byte, at int64, path string, in *input) string {
+	if len(b) >= 2 && b[1] != 'u' {
+		return "invalid JSON at " + in.position(at+1) + ": " + describeByte(int(b[1])) +
+			" after a backslash in a string; the escapes are \\\" \\\\ \\/ \\b \\f \\n \\r \\t and \\uXXXX"
+	}
+	for i := 2; i < 6 && i < len(b); i++ {
+		if !strings.ContainsRune("0123456789abcdefABCDEF", rune(b[i])) {
+			return "invalid JSON at " + in.position(at+int64(i)) + ": " + describeByte(int(b[i])) + " in a \\u escape; it takes four hex digits"
+		}
+	}
+	return fmt.Sprintf("%s holds %s at %s, half of a UTF-16 surrogate pair, which is not a character", field(path), b[:min(6, len(b))], in.position(at))
+}
+
+// field names the value at path in a message.
+func field(path string) string {
+	if path == "" {
+		return "a field name"
+	}
+	return fmt.Sprintf("field %q", path)
+}
+
+func describeByte(c int) string {
+	switch {
+	case c < 0:
+		return "the end of the file"
+	case c >= 0x20 && c < 0x7f:
+		return fmt.Sprintf("the character %q", rune(c))
+	}
+	return fmt.Sprintf("the byte 0x%02x", c)
+}
+
+// input passes the file to the JSON decoder and keeps what the decoder may
+// still report an error in: the bytes from the start of the item being read on.
+// It counts the lines and columns of the bytes it lets go, so that a message
+// can give the line and column of any offset without reading the file again.
+type input struct {
+	r    io.Reader
+	err  error  // a read error other than io.EOF
+	kept []byte // input from offset base on; kept[:start] is counted already
+	base int64
+	// start is where counting has got to; lines and col describe it: the
+	// newlines before it, and the characters between the last of them and it.
+	start, lines, col int
+	sent              int    // kept[sent:] is not passed to the decoder yet
+	skip              int64  // the byte order mark the decoder is not given
+	pending           []byte // passed to the decoder before kept[sent:]
+}
+
+// open reads the first bytes, skips a UTF-8 byte order mark and refuses
+// UTF-16, which editors on Windows may save.
+func (in *input) open() string {
+	buf := make([]byte, 4)
+	for len(in.kept) < 4 && in.err == nil {
+		n, err := in.r.Read(buf[:4-len(in.kept)])
+		in.kept = append(in.kept, buf[:n]...)
+		if err == io.EOF {
+			break
+		}
+		in.err = err
+	}
+	b := in.kept
+	switch {
+	case in.err != nil:
+		return fmt.Sprintf("the file could not be read: %v", in.err)
+	case bytes.HasPrefix(b, []byte{0xef, 0xbb, 0xbf}):
+		in.sent, in.skip = 3, 3
+	case bytes.HasPrefix(b, []byte{0xfe, 0xff}), bytes.HasPrefix(b, []byte{0xff, 0xfe}),
+		len(b) >= 2 && (b[0] == 0 || b[1] == 0):
+		return "the file is not UTF-8 (it looks like UTF-16); save it as UTF-8"
+	}
+	return ""
+}
+
+func (in *input) Read(p []byte) (int, error) {
+	if len(in.pending) > 0 {
+		n := copy(p, in.pending)
+		in.pending = in.pending[n:]
+		return n, nil
+	}
+	if in.sent < len(in.kept) {
+		n := copy(p, in.kept[in.sent:])
+		in.sent += n
+		return n, nil
+	}
+	n, err := in.r.Read(p)
+	in.kept = append(in.kept, p[:n]...)
+	in.sent = len(in.kept)
+	if err != nil && err != io.EOF {
+		in.err = err
+	}
+	return n, err
+}
+
+// replay passes prefix and then the input again from offset off on.
+func (in *input) replay(off int64, prefix []byte) {
+	in.pending, in.sent = prefix, in.index(off)
+}
+
+// forget lets go of the bytes before offset off, counting them.
+func (in *input) forget(off int64) {
+	i := int(off - in.base)
+	if i <= in.start {
+		return
+	}
+	b := in.kept[in.start:i]
+	if n := bytes.Count(b, []byte{'\n'}); n > 0 {
+		in.lines += n
+		in.col = chars(b[bytes.LastIndexByte(b, '\n')+1:])
+	} else {
+		in.col += chars(b)
+	}
+	in.start = i
+	if in.start > len(in.kept)/2 { // move the rest down only once it is the smaller part
+		n := copy(in.kept, in.kept[in.start:])
+		in.kept, in.base, in.sent, in.start = in.kept[:n], in.base+int64(in.start), in.sent-in.start, 0
+	}
+}
+
+// end is the offset of the end of what was read.
+func (in *input) end() int64 { return in.base + int64(len(in.kept)) }
+
+// index is the index in kept of offset off, within what is kept.
+func (in *input) index(off int64) int {
+	return min(max(int(off-in.base), in.start), len(in.kept))
+}
+
+// at is the byte at offset off, or -1 past the end.
+func (in *input) at(off int64) int {
+	if i := in.index(off); i < len(in.kept) {
+		return int(in.kept[i])
+	}
+	return -1
+}
+
+// tail is what was read from offset off on.
+func (in *input) tail(off int64) []byte { return in.kept[in.index(off):] }
+
+// skipSpace is the offset of the first byte from off on that is not white space.
+func (in *input) skipSpace(off int64) int64 {
+	b := in.tail(off)
+	return in.end() - int64(len(bytes.TrimLeft(b, " \t\r\n")))
+}
+
+// prevNonSpace is the offset of the last byte before off that is not white space.
+func (in *input) prevNonSpace(off int64) int64 {
+	b := in.kept[in.start:in.index(off)]
+	return in.base + int64(in.start+len(bytes.TrimRight(b, " \t\r\n"))) - 1
+}
+
+// position describes offset off as "line L, column C (byte offset B)"; line and
+// column count from 1, columns in characters.
+func (in *input) position(off int64) string {
+	b := in.kept[in.start:in.index(off)]
+	line, col := in.lines+1+bytes.Count(b, []byte{'\n'}), 0
+	if j := bytes.LastIndexByte(b, '\n'); j >= 0 {
+		col = chars(b[j+1:]) + 1
+	} else {
+		col = in.col + chars(b) + 1
+	}
+	return fmt.Sprintf("line %d, column %d (byte offset %d)", line, col, off)
 }
 
 // chars counts the characters of UTF-8 text: the bytes that are not
-// continuation bytes (10xxxxxx), eight at a time.
+// continuation bytes (10xxxxxx), eight at a time. A large set is written on one
+// line, so this runs over every byte.
 func chars(b []byte) int {
 	const high = 0x8080808080808080
 	n, cont := len(b), 0
@@ -127,1083 +681,4 @@ func chars(b []byte) int {
 		}
 	}
 	return n - cont
-}
-
-// position describes buf[i] as "line L, column C (byte offset B)", all three
-// counted over the whole input; line and column count from 1, columns in
-// characters.
-func (d *decoder) position(i int) string {
-	line, col := d.lines+1+bytes.Count(d.buf[:i], []byte{'\n'}), 0
-	if j := bytes.LastIndexByte(d.buf[:i], '\n'); j >= 0 {
-		col = chars(d.buf[j+1:i]) + 1
-	} else {
-		col = d.col + chars(d.buf[:i]) + 1
-	}
-	return fmt.Sprintf("line %d, column %d (byte offset %d)", line, col, d.off+int64(i))
-}
-
-// where names what was being read: the item, or the array between items.
-func (d *decoder) where() string {
-	switch {
-	case d.cur != nil:
-		return itemName(d.arrName, d.index, d.cur.shownID())
-	case d.arrName != "" && d.index >= 0:
-		return fmt.Sprintf("%s, after %s[%d]", d.arrName, d.arrName, d.index)
-	case d.arrName != "":
-		return d.arrName
-	}
-	return ""
-}
-
-func (d *decoder) fatal(msg string) {
-	if w := d.where(); w != "" {
-		msg = w + ": " + msg
-	}
-	panic(&fatalError{msg})
-}
-
-// syntax ends decoding with a syntax error at buf[i].
-func (d *decoder) syntax(i int, format string, args ...any) {
-	d.fatal("invalid JSON at " + d.position(i) + ": " + fmt.Sprintf(format, args...))
-}
-
-func (d *decoder) unexpectedEOF() {
-	d.fatal("the file ends too early, at " + d.position(d.end) + "; is it complete?")
-}
-
-// peek returns the next byte that is not white space without reading it, or -1
-// at the end of input.
-func (d *decoder) peek() int {
-	for {
-		for d.pos < d.end {
-			switch c := d.buf[d.pos]; c {
-			case ' ', '\n', '\r', '\t':
-				d.pos++
-			default:
-				return int(c)
-			}
-		}
-		if _, ok := d.fill(); !ok {
-			return -1
-		}
-	}
-}
-
-// ensure makes buf[i:i+n] available if the input has that much, and returns
-// how far fill moved the buffer (indices into it move by as much); buf[i:] must
-// be kept by fill (i >= pos, or i >= mark).
-func (d *decoder) ensure(i, n int) (shift int, ok bool) {
-	for i-shift+n > d.end {
-		s, more := d.fill()
-		shift += s
-		if !more {
-			return shift, false
-		}
-	}
-	return shift, true
-}
-
-// need is ensure that ends decoding at the end of input.
-func (d *decoder) need(i, n int) (shift int) {
-	shift, ok := d.ensure(i, n)
-	if !ok {
-		d.unexpectedEOF()
-	}
-	return shift
-}
-
-func describe(c int) string {
-	switch {
-	case c < 0:
-		return "the end of the file"
-	case c >= 0x20 && c < 0x7f:
-		return fmt.Sprintf("the character %q", rune(c))
-	}
-	return fmt.Sprintf("the byte 0x%02x", c)
-}
-
-// problem records a problem of the item being read.
-func (d *decoder) problem(format string, args ...any) {
-	d.probs = append(d.probs, fmt.Sprintf(format, args...))
-}
-
-// pathString is the path of the value being read, e.g. "schema.sections[1].type".
-func (d *decoder) pathString() string {
-	var b strings.Builder
-	for _, p := range d.path {
-		if p.name == "" {
-			fmt.Fprintf(&b, "[%d]", p.index)
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteByte('.')
-		}
-		b.WriteString(p.name)
-	}
-	return b.String()
-}
-
-// inPath prefixes msg with the path of the object being read, if any.
-func (d *decoder) inPath(msg string) string {
-	if p := d.pathString(); p != "" {
-		return p + ": " + msg
-	}
-	return msg
-}
-
-func (d *decoder) push(name string, index int) {
-	d.path = append(d.path, pathElem{name, index})
-}
-
-func (d *decoder) pop() { d.path = d.path[:len(d.path)-1] }
-
-func (d *decoder) enter() {
-	d.depth++
-	if d.depth > maxDepth {
-		d.syntax(d.pos, "values are nested more than %d levels deep", maxDepth)
-	}
-}
-
-// strSpecial marks the bytes that end the fast scan of a string.
-var strSpecial = func() (t [256]bool) {
-	for c := range 0x20 {
-		t[c] = true
-	}
-	for c := 0x80; c < 0x100; c++ {
-		t[c] = true
-	}
-	t['"'], t['\\'] = true, true
-	return t
-}()
-
-// str reads a string and returns its decoded bytes, valid until the next read.
-// With report, invalid UTF-8 and lone surrogates are problems of the value at
-// the current path.
-func (d *decoder) str(report bool) []byte {
-	d.pos++ // the opening quote
-	d.mark = d.pos
-	i := d.pos
-	escaped := false
-	bad := false // a problem was reported: one per string is enough
-	d.scratch = d.scratch[:0]
-	for {
-		for i < d.end && !strSpecial[d.buf[i]] {
-			i++
-		}
-		if i == d.end {
-			shift, ok := d.fill()
-			i -= shift
-			if !ok {
-				d.unexpectedEOF()
-			}
-			continue
-		}
-		switch c := d.buf[i]; {
-		case c == '"':
-			out := d.buf[d.mark:i]
-			if escaped {
-				d.scratch = append(d.scratch, out...)
-				out = d.scratch
-			}
-			d.pos, d.mark = i+1, -1
-			return out
-		case c == '\\':
-			d.scratch = append(d.scratch, d.buf[d.mark:i]...)
-			escaped = true
-			i = d.escape(i, report && !bad, &bad)
-			d.mark = i
-		case c < 0x20:
-			d.syntax(i, "%s inside a string; write control characters as escapes such as \\n", describe(int(c)))
-		default:
-			for !utf8.FullRune(d.buf[i:d.end]) && !d.eof {
-				shift, _ := d.fill()
-				i -= shift
-			}
-			r, size := utf8.DecodeRune(d.buf[i:d.end])
-			if r == utf8.RuneError && size == 1 && report && !bad {
-				bad = true
-				d.problem("field %q is not valid UTF-8 (the byte 0x%02x at %s); save the file as UTF-8", d.pathString(), c, d.position(i))
-			}
-			i += size
-		}
-	}
-}
-
-// escape decodes the escape at buf[i] into scratch and returns the index after it.
-func (d *decoder) escape(i int, report bool, bad *bool) int {
-	i -= d.need(i, 2)
-	switch c := d.buf[i+1]; c {
-	case '"', '\\', '/':
-		d.scratch = append(d.scratch, c)
-	case 'b':
-		d.scratch = append(d.scratch, '\b')
-	case 'f':
-		d.scratch = append(d.scratch, '\f')
-	case 'n':
-		d.scratch = append(d.scratch, '\n')
-	case 'r':
-		d.scratch = append(d.scratch, '\r')
-	case 't':
-		d.scratch = append(d.scratch, '\t')
-	case 'u':
-		i -= d.need(i, 6)
-		r := d.hex4(i)
-		next := i + 6
-		if utf16.IsSurrogate(r) {
-			if r < 0xdc00 { // a first half: is the second next?
-				shift, ok := d.ensure(next, 6)
-				i, next = i-shift, next-shift
-				if ok && d.buf[next] == '\\' && d.buf[next+1] == 'u' {
-					if r2 := d.hex4(next); r2 >= 0xdc00 && r2 <= 0xdfff {
-						r = utf16.DecodeRune(r, r2)
-						next += 6
-					}
-				}
-			}
-			if utf16.IsSurrogate(r) {
-				if report {
-					*bad = true
-					d.problem("field %q holds \\u%04x at %s, half of a UTF-16 surrogate pair, which is not a character", d.pathString(), r, d.position(i))
-				}
-				r = utf8.RuneError
-			}
-		}
-		d.scratch = utf8.AppendRune(d.scratch, r)
-		return next
-	default:
-		d.syntax(i+1, "%s after a backslash in a string; the escapes are \\\" \\\\ \\/ \\b \\f \\n \\r \\t and \\uXXXX", describe(int(c)))
-	}
-	return i + 2
-}
-
-// hex4 reads the four hex digits of the \u escape at buf[i].
-func (d *decoder) hex4(i int) rune {
-	var r rune
-	for j := i + 2; j < i+6; j++ {
-		c := d.buf[j]
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		case c >= 'A' && c <= 'F':
-			c -= 'A' - 10
-		default:
-			d.syntax(j, "%s in a \\u escape; it takes four hex digits", describe(int(c)))
-		}
-		r = r<<4 | rune(c)
-	}
-	return r
-}
-
-// number reads a number and returns its text, valid until the next read.
-func (d *decoder) number() []byte {
-	d.mark = d.pos
-	i := d.pos
-	at := func() int { // the byte at i, or -1 at the end of input
-		for i >= d.end {
-			shift, ok := d.fill()
-			i -= shift
-			if !ok {
-				return -1
-			}
-		}
-		return int(d.buf[i])
-	}
-	digits := func() {
-		if c := at(); c < '0' || c > '9' {
-			d.syntax(i, "%s in a number where a digit was expected", describe(c))
-		}
-		for c := at(); c >= '0' && c <= '9'; c = at() {
-			i++
-		}
-	}
-	if at() == '-' {
-		i++
-	}
-	if at() == '0' {
-		i++
-	} else {
-		digits()
-	}
-	if at() == '.' {
-		i++
-		digits()
-	}
-	if c := at(); c == 'e' || c == 'E' {
-		i++
-		if c := at(); c == '+' || c == '-' {
-			i++
-		}
-		digits()
-	}
-	out := d.buf[d.mark:i]
-	d.pos, d.mark = i, -1
-	return out
-}
-
-// literal reads true, false or null.
-func (d *decoder) literal(word string) {
-	i := d.pos
-	for j := range len(word) {
-		for i+j >= d.end {
-			shift, ok := d.fill()
-			i -= shift
-			if !ok {
-				d.unexpectedEOF()
-			}
-		}
-		if d.buf[i+j] != word[j] {
-			if j == 0 {
-				d.syntax(i, "%s where a value was expected; values are strings in double quotes, numbers, objects, arrays, true, false or null", describe(int(d.buf[i])))
-			}
-			d.syntax(i+j, "%s in what begins like %s", describe(int(d.buf[i+j])), word)
-		}
-	}
-	d.pos = i + len(word)
-}
-
-// object reads an object, calling field with each key (valid until the next
-// read); field reads the value.
-func (d *decoder) object(field func(key []byte)) {
-	d.enter()
-	d.pos++ // '{'
-	c := d.peek()
-	if c == '}' {
-		d.pos++
-		d.depth--
-		return
-	}
-	for {
-		if c != '"' {
-			if c == -1 {
-				d.unexpectedEOF()
-			}
-			if c == '}' {
-				d.syntax(d.pos, "%s after a comma; remove the comma after the last field", describe(c))
-			}
-			d.syntax(d.pos, "%s where a field name (a string in double quotes) was expected", describe(c))
-		}
-		key := d.str(false)
-		if d.pos < d.end && d.buf[d.pos] == ':' { // the usual case, and key stays valid
-			d.pos++
-		} else {
-			k := string(key) // peek may read, and key would change under it
-			if c := d.peek(); c != ':' {
-				if c == -1 {
-					d.unexpectedEOF()
-				}
-				d.syntax(d.pos, "%s after the field name %s; a colon is missing", describe(c), clipQuote(k))
-			}
-			d.pos++
-			key = []byte(k)
-		}
-		field(key)
-		switch c = d.peek(); c {
-		case ',':
-			d.pos++
-			c = d.peek()
-		case '}':
-			d.pos++
-			d.depth--
-			return
-		case -1:
-			d.unexpectedEOF()
-		default:
-			d.syntax(d.pos, "%s after a field's value; a comma or '}' is missing", describe(c))
-		}
-	}
-}
-
-// array reads an array, calling elem for each element; elem reads it.
-func (d *decoder) array(elem func(i int)) {
-	d.enter()
-	d.pos++ // '['
-	c := d.peek()
-	if c == ']' {
-		d.pos++
-		d.depth--
-		return
-	}
-	for i := 0; ; i++ {
-		switch c {
-		case -1:
-			d.unexpectedEOF()
-		case ']':
-			d.syntax(d.pos, "%s after a comma; remove the comma after the last element", describe(c))
-		}
-		elem(i)
-		switch c = d.peek(); c {
-		case ',':
-			d.pos++
-			c = d.peek()
-		case ']':
-			d.pos++
-			d.depth--
-			return
-		case -1:
-			d.unexpectedEOF()
-		default:
-			d.syntax(d.pos, "%s after an array element; a comma or ']' is missing", describe(c))
-		}
-	}
-}
-
-// skip reads a value of any kind and drops it.
-func (d *decoder) skip() {
-	switch c := d.peek(); c {
-	case '{':
-		d.object(func([]byte) { d.skip() })
-	case '[':
-		d.array(func(int) { d.skip() })
-	case '"':
-		d.str(false)
-	case 't':
-		d.literal("true")
-	case 'f':
-		d.literal("false")
-	case 'n':
-		d.literal("null")
-	case -1:
-		d.unexpectedEOF()
-	default:
-		if c == '-' || c >= '0' && c <= '9' {
-			d.number()
-			return
-		}
-		d.syntax(d.pos, "%s where a value was expected; values are strings in double quotes, numbers, objects, arrays, true, false or null", describe(c))
-	}
-}
-
-// kind reads a value and describes it for a message, e.g. `a JSON number 7`.
-func (d *decoder) kind() string {
-	switch c := d.peek(); {
-	case c == '{':
-		d.skip()
-		return "a JSON object"
-	case c == '[':
-		d.skip()
-		return "a JSON array"
-	case c == '"':
-		return "a JSON string " + clipQuote(string(d.str(false)))
-	case c == '-' || c >= '0' && c <= '9':
-		return "a JSON number " + clip(string(d.number()))
-	case c == 't':
-		d.literal("true")
-		return "true"
-	case c == 'f':
-		d.literal("false")
-		return "false"
-	case c == 'n':
-		d.literal("null")
-		return "null"
-	}
-	d.skip() // ends decoding with the right message
-	return ""
-}
-
-// wrongType reads a value that is not of the kind wanted and records it.
-func (d *decoder) wrongType(want string) {
-	got := d.kind()
-	if p := d.pathString(); p != "" {
-		d.problem("field %q has the wrong type (%s where %s was expected)", p, got, want)
-	} else {
-		d.problem("%s where %s was expected", got, want)
-	}
-}
-
-// fields reads an object whose field names are names, exactly: a name in
-// another case, a name given twice and an unknown name are problems. set reads
-// the value of the named field.
-func (d *decoder) fields(names []string, set func(name string)) {
-	var seen uint64
-	d.object(func(key []byte) {
-		for i, n := range names {
-			if string(key) != n {
-				continue
-			}
-			if seen&(1<<i) != 0 {
-				d.problem("%s", d.inPath(fmt.Sprintf("field %q is given twice; give each field once", n)))
-				d.skip()
-				return
-			}
-			seen |= 1 << i
-			d.push(n, 0)
-			set(n)
-			d.pop()
-			return
-		}
-		d.problem("%s", d.inPath(unknownField(string(key), names)))
-		d.skip()
-	})
-}
-
-// unknownField words an unknown field's problem, with the right spelling when
-// only the case differs.
-func unknownField(key string, names []string) string {
-	for _, n := range names {
-		if strings.EqualFold(key, n) {
-			return fmt.Sprintf("unknown field %s; field names are case-sensitive: did you mean %q?", clipQuote(key), n)
-		}
-	}
-	return fmt.Sprintf("unknown field %s; remove it or check its spelling against the fields %s", clipQuote(key), strings.Join(names, ", "))
-}
-
-func (d *decoder) string(p *string) {
-	switch d.peek() {
-	case '"':
-		*p = string(d.str(true))
-	case 'n':
-		d.literal("null")
-	default:
-		d.wrongType("a string")
-	}
-}
-
-func (d *decoder) strings(p *[]string) {
-	switch d.peek() {
-	case '[':
-		out := make([]string, 0, 4)
-		d.array(func(i int) {
-			d.push("", i)
-			if d.peek() == '"' {
-				out = append(out, string(d.str(true)))
-			} else {
-				d.wrongType("a string")
-			}
-			d.pop()
-		})
-		*p = out
-	case 'n':
-		d.literal("null")
-		*p = nil
-	default:
-		d.wrongType("an array of strings")
-	}
-}
-
-func (d *decoder) bool(p *bool) {
-	switch d.peek() {
-	case 't':
-		d.literal("true")
-		*p = true
-	case 'f':
-		d.literal("false")
-		*p = false
-	case 'n':
-		d.literal("null")
-	default:
-		d.wrongType("true or false")
-	}
-}
-
-func (d *decoder) int(p *int) {
-	var n int64
-	if !d.int64(&n) {
-		return
-	}
-	if n > math.MaxInt || n < math.MinInt { // only where int has 32 bits
-		d.problem("field %q is %d, out of range (whole numbers are at most %d)", d.pathString(), n, math.MaxInt)
-		return
-	}
-	*p = int(n)
-}
-
-// int64 reads a whole number; it returns false when there was none.
-func (d *decoder) int64(p *int64) bool {
-	c := d.peek()
-	if c == 'n' {
-		d.literal("null")
-		return false
-	}
-	if c != '-' && (c < '0' || c > '9') {
-		d.wrongType("a whole number")
-		return false
-	}
-	text := d.number()
-	n, err := parseInt(text)
-	if err == nil {
-		*p = n
-		return true
-	}
-	if bytes.ContainsAny(text, ".eE") {
-		d.problem("field %q has the wrong type (a JSON number %s where a whole number was expected)", d.pathString(), clip(string(text)))
-	} else {
-		d.problem("field %q is %s, out of range (whole numbers are at most %d)", d.pathString(), clip(string(text)), int64(math.MaxInt64))
-	}
-	return false
-}
-
-// parseInt parses a whole number without allocating for the usual short ones.
-func parseInt(b []byte) (int64, error) {
-	if len(b) > 0 && len(b) < 19 && b[0] != '-' {
-		var n int64
-		for _, c := range b {
-			if c < '0' || c > '9' {
-				return 0, strconv.ErrSyntax
-			}
-			n = n*10 + int64(c-'0')
-		}
-		return n, nil
-	}
-	return strconv.ParseInt(string(b), 10, 64)
-}
-
-// value reads any value as encoding/json would into an `any`: strings, float64,
-// bools, nil, []any and map[string]any. Content is read this way and checked
-// against its template later, when the templates are known.
-func (d *decoder) value() any {
-	switch c := d.peek(); c {
-	case '"':
-		return string(d.str(true))
-	case '[':
-		out := []any{}
-		d.array(func(i int) {
-			d.push("", i)
-			out = append(out, d.value())
-			d.pop()
-		})
-		return out
-	case '{':
-		out := map[string]any{}
-		d.object(func(key []byte) {
-			k := string(key)
-			if _, dup := out[k]; dup {
-				d.problem("%s", d.inPath(fmt.Sprintf("field %s is given twice; give each field once", clipQuote(k))))
-				d.skip()
-				return
-			}
-			d.push(k, 0)
-			out[k] = d.value()
-			d.pop()
-		})
-		return out
-	case 't', 'f':
-		var b bool
-		d.bool(&b)
-		return b
-	case 'n':
-		d.literal("null")
-		return nil
-	default:
-		if c != '-' && (c < '0' || c > '9') {
-			d.skip() // ends decoding with the right message
-		}
-		text := d.number()
-		f, err := strconv.ParseFloat(string(text), 64)
-		if err != nil {
-			d.problem("field %q is %s, out of range for a number", d.pathString(), clip(string(text)))
-		}
-		return f
-	}
-}
-
-// content reads a document's content: an object of section keys.
-func (d *decoder) content(p *map[string]any) {
-	switch d.peek() {
-	case '{':
-		out := map[string]any{}
-		d.object(func(key []byte) {
-			k := string(key)
-			if _, dup := out[k]; dup {
-				d.problem("content has section %s twice; give each section once", clipQuote(k))
-				d.skip()
-				return
-			}
-			d.push(k, 0)
-			out[k] = d.value()
-			d.pop()
-		})
-		*p = out
-	case 'n':
-		d.literal("null")
-	default:
-		d.wrongType("an object")
-	}
-}
-
-// jsonNames lists the JSON names of a struct's fields, from their tags: the
-// decoder accepts exactly these.
-func jsonNames(v any) []string {
-	t := reflect.TypeOf(v)
-	names := make([]string, t.NumField())
-	for i := range names {
-		names[i], _, _ = strings.Cut(t.Field(i).Tag.Get("json"), ",")
-	}
-	return names
-}
-
-var (
-	fileFields      = jsonNames(File{})
-	workspaceFields = jsonNames(Workspace{})
-	deviceFields    = jsonNames(Device{})
-	apiKeyFields    = jsonNames(APIKey{})
-	libraryFields   = jsonNames(Library{})
-	schemaFields    = jsonNames(Schema{})
-	sectionFields   = jsonNames(Section{})
-	documentFields  = jsonNames(Document{})
-	edgeFields      = jsonNames(Edge{})
-	recordingFields = jsonNames(Recording{})
-	questionFields  = jsonNames(Question{})
-)
-
-// noReader is a programming error: a field of the format without a reader here.
-func noReader(name string) { panic("dataset: no reader for field " + name) }
-
-func (d *decoder) workspace(w *Workspace) {
-	d.fields(workspaceFields, func(name string) {
-		switch name {
-		case "id":
-			d.string(&w.ID)
-		case "name":
-			d.string(&w.Name)
-		case "plan":
-			d.string(&w.Plan)
-		case "aiCredit":
-			d.int64(&w.AICredit)
-		case "ownProviderKey":
-			d.bool(&w.OwnProviderKey)
-		case "subscription":
-			d.string(&w.Subscription)
-		default:
-			noReader(name)
-		}
-	})
-}
-
-func (d *decoder) device(dv *Device) {
-	d.fields(deviceFields, func(name string) {
-		switch name {
-		case "id":
-			d.string(&dv.ID)
-		case "workspaceId":
-			d.string(&dv.WorkspaceID)
-		case "status":
-			d.string(&dv.Status)
-		default:
-			noReader(name)
-		}
-	})
-}
-
-func (d *decoder) apiKey(k *APIKey) {
-	d.fields(apiKeyFields, func(name string) {
-		switch name {
-		case "id":
-			d.string(&k.ID)
-		case "workspaceId":
-			d.string(&k.WorkspaceID)
-		case "deviceId":
-			d.string(&k.DeviceID)
-		case "secret":
-			d.string(&k.Secret)
-		case "libraries":
-			d.strings(&k.Libraries)
-		case "recordingDetails":
-			d.bool(&k.RecordingDetails)
-		case "expiresAt":
-			d.string(&k.ExpiresAt)
-		default:
-			noReader(name)
-		}
-	})
-}
-
-func (d *decoder) library(l *Library) {
-	d.fields(libraryFields, func(name string) {
-		switch name {
-		case "id":
-			d.string(&l.ID)
-		case "workspaceId":
-			d.string(&l.WorkspaceID)
-		case "name":
-			d.string(&l.Name)
-		case "slug":
-			d.string(&l.Slug)
-		case "previousSlugs":
-			d.strings(&l.PreviousSlugs)
-		case "description":
-			d.string(&l.Description)
-		case "createdAt":
-			d.string(&l.CreatedAt)
-		case "updatedAt":
-			d.string(&l.UpdatedAt)
-		case "schema":
-			d.object1(func() { d.schema(&l.Schema) })
-		default:
-			noReader(name)
-		}
-	})
-}
-
-func (d *decoder) schema(s *Schema) {
-	d.fields(schemaFields, func(name string) {
-		switch name {
-		case "version":
-			d.int(&s.Version)
-		case "sections":
-			d.list(func() { s.Sections = []Section{} }, func() {
-				s.Sections = append(s.Sections, Section{})
-				d.object1(func() { d.section(&s.Sections[len(s.Sections)-1]) })
-			})
-		default:
-			noReader(name)
-		}
-	})
-}
-
-func (d *decoder) section(s *Section) {
-	d.fields(sectionFields, func(name string) {
-		switch name {
-		case "key":
-			d.string(&s.Key)
-		case "title":
-			d.string(&s.Title)
-		case "type":
-			d.string(&s.Type)
-		default:
-			noReader(name)
-		}
-	})
-}
-
-func (d *decoder) document(doc *Document) {
-	d.fields(documentFields, func(name string) {
-		switch name {
-		case "id":
-			d.string(&doc.ID)
-		case "libraryId":
-			d.string(&doc.LibraryID)
-		case "slug":
-			d.string(&doc.Slug)
-		case "title":
-			d.string(&doc.Title)
-		case "category":
-			d.string(&doc.Category)
-		case "tags":
-			d.strings(&doc.Tags)
-		case "applications":
-			d.strings(&doc.Applications)
-		case "deviceCount":
-			d.int(&doc.DeviceCount)
-		case "firstSeen":
-			d.string(&doc.FirstSeen)
-		case "lastSeen":
-			d.string(&doc.LastSeen)
-		case "createdAt":
-			d.string(&doc.CreatedAt)
-		case "updatedAt":
-			d.string(&doc.UpdatedAt)
-		case "content":
-			d.content(&doc.Content)
-		default:
-			noReader(name)
-		}
-	})
-}
-
-func (d *decoder) edge(e *Edge) {
-	d.fields(edgeFields, func(name string) {
-		switch name {
-		case "sourceDocumentId":
-			d.string(&e.SourceDocumentID)
-		case "targetDocumentId":
-			d.string(&e.TargetDocumentID)
-		case "label":
-			d.string(&e.Label)
-		case "edgeType":
-			d.string(&e.EdgeType)
-		case "recordingCount":
-			d.int(&e.RecordingCount)
-		case "support":
-			d.int(&e.Support)
-		default:
-			noReader(name)
-		}
-	})
-}
-
-func (d *decoder) recording(r *Recording) {
-	d.fields(recordingFields, func(name string) {
-		switch name {
-		case "id":
-			d.string(&r.ID)
-		case "documentIds":
-			d.strings(&r.DocumentIDs)
-		case "title":
-			d.string(&r.Title)
-		case "status":
-			d.string(&r.Status)
-		case "shared":
-			d.bool(&r.Shared)
-		case "clientCreatedAt":
-			d.string(&r.ClientCreatedAt)
-		case "questions":
-			d.list(func() { r.Questions = []Question{} }, func() {
-				r.Questions = append(r.Questions, Question{})
-				d.object1(func() { d.question(&r.Questions[len(r.Questions)-1]) })
-			})
-		case "steps":
-			d.strings(&r.Steps)
-		default:
-			noReader(name)
-		}
-	})
-}
-
-func (d *decoder) question(q *Question) {
-	d.fields(questionFields, func(name string) {
-		switch name {
-		case "id":
-			d.string(&q.ID)
-		case "question":
-			d.string(&q.Question)
-		case "response":
-			d.string(&q.Response)
-		case "sequenceOrder":
-			d.int(&q.SequenceOrder)
-		default:
-			noReader(name)
-		}
-	})
-}
-
-// object1 reads a nested object with read, or null, or records a wrong type.
-func (d *decoder) object1(read func()) {
-	switch d.peek() {
-	case '{':
-		read()
-	case 'n':
-		d.literal("null")
-	default:
-		d.wrongType("an object")
-	}
-}
-
-// list reads a nested array: start runs at its '[', elem once per element (at
-// the element's path).
-func (d *decoder) list(start, elem func()) {
-	switch d.peek() {
-	case '[':
-		start()
-		d.array(func(i int) {
-			d.push("", i)
-			elem()
-			d.pop()
-		})
-	case 'n':
-		d.literal("null")
-	default:
-		d.wrongType("an array")
-	}
-}
-
-// decodeFile reads the whole file into f, recording the problems of items in v.
-// It returns the problem that ended decoding, if one did.
-func decodeFile(r io.Reader, v *validator, f *File) (fatal string) {
-	d := newDecoder(r)
-	defer func() {
-		if x := recover(); x != nil {
-			fe, ok := x.(*fatalError)
-			if !ok {
-				panic(x)
-			}
-			fatal = fe.msg
-		}
-	}()
-	d.start()
-	if c := d.peek(); c != '{' {
-		if c == -1 {
-			return "the file is empty; it must hold one JSON object such as {\"workspaces\": [...], \"documents\": [...]}"
-		}
-		if c == '/' {
-			return "the file is not a data-set JSON object: it starts with a comment, and JSON has none"
-		}
-		return "the file is not a data-set JSON object: " + errNotObject.Error()
-	}
-	seen := map[string]bool{}
-	d.object(func(key []byte) {
-		name := string(key)
-		if seen[name] {
-			v.addTop(fmt.Sprintf("the array %s is given twice; give each array once", clipQuote(name)))
-			d.skip()
-			return
-		}
-		seen[name] = true
-		switch name {
-		case "workspaces":
-			decodeArray(d, v, name, &f.Workspaces, (*decoder).workspace)
-		case "devices":
-			decodeArray(d, v, name, &f.Devices, (*decoder).device)
-		case "apiKeys":
-			decodeArray(d, v, name, &f.APIKeys, (*decoder).apiKey)
-		case "libraries":
-			decodeArray(d, v, name, &f.Libraries, (*decoder).library)
-		case "documents":
-			decodeArray(d, v, name, &f.Documents, (*decoder).document)
-		case "edges":
-			decodeArray(d, v, name, &f.Edges, (*decoder).edge)
-		case "recordings":
-			decodeArray(d, v, name, &f.Recordings, (*decoder).recording)
-		default:
-			v.addTop("the top level has an " + unknownField(name, fileFields))
-			d.skip()
-		}
-	})
-	if c := d.peek(); c != -1 {
-		return "the file has data after its JSON object, at " + d.position(d.pos) + "; it must hold exactly one object"
-	}
-	return ""
-}
-
-// start skips a UTF-8 byte order mark and refuses UTF-16, which editors on
-// Windows may save.
-func (d *decoder) start() {
-	for d.end < 4 && !d.eof {
-		d.fill()
-	}
-	b := d.buf[:d.end]
-	switch {
-	case bytes.HasPrefix(b, []byte{0xef, 0xbb, 0xbf}):
-		d.pos = 3
-	case bytes.HasPrefix(b, []byte{0xfe, 0xff}), bytes.HasPrefix(b, []byte{0xff, 0xfe}),
-		len(b) >= 2 && (b[0] == 0 || b[1] == 0):
-		panic(&fatalError{"the file is not UTF-8 (it looks like UTF-16); save it as UTF-8"})
-	}
-}
-
-// decodeArray reads one top-level array item by item. A problem inside an item
-// is that item's, named with its array, index and ID, and reading goes on; a
-// syntax error ends it.
-func decodeArray[T any, P interface {
-	*T
-	identified
-}](d *decoder, v *validator, name string, out *[]T, read func(*decoder, *T)) {
-	switch c := d.peek(); c {
-	case '[':
-	case 'n': // "documents": null is an empty array
-		d.literal("null")
-		return
-	default:
-		v.addTop(fmt.Sprintf("%q must be an array of objects, not %s", name, d.kind()))
-		return
-	}
-	d.arrName, d.index = name, -1
-	d.array(func(i int) {
-		var item T
-		d.index, d.cur = i, P(&item)
-		d.probs = d.probs[:0]
-		if d.peek() == '{' {
-			read(d, &item)
-		} else {
-			d.wrongType("an object")
-		}
-		id := P(&item).shownID()
-		for _, p := range d.probs {
-			v.add(itemName(name, i, id), "%s", p)
-		}
-		*out = append(*out, item)
-		d.cur = nil
-	})
-	d.arrName = ""
 }

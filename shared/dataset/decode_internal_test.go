@@ -37,8 +37,8 @@ func fill(v reflect.Value, n *int) {
 	}
 }
 
-// The decoder reads each field by hand: a field added to format.go without a
-// reader, or read into the wrong place, fails here.
+// Every field of the format decodes into its place, also when an item is read
+// a second time to explain its problems: a field whose tag is wrong fails here.
 func TestDecoderReadsEveryField(t *testing.T) {
 	var want File
 	n := 0
@@ -55,6 +55,13 @@ func TestDecoderReadsEveryField(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		g, _ := json.Marshal(&got)
 		t.Errorf("decoded differently:\n got %s\nwant %s", g, raw)
+	}
+	d := &decoder{}
+	var again File
+	d.explain(raw, reflect.ValueOf(&again).Elem())
+	if len(d.probs) > 0 || !reflect.DeepEqual(again, want) {
+		g, _ := json.Marshal(&again)
+		t.Errorf("explain: %q, decoded differently:\n got %s\nwant %s", d.probs, g, raw)
 	}
 }
 

@@ -136,14 +136,18 @@ func TestInvalidTextIsRefused(t *testing.T) {
 }
 
 // late makes a syntax error in the title of the last recording but one of an
-// indented file, and returns the file and the message it must get.
-func late(t *testing.T, f *dataset.File) (raw []byte, want string) {
+// indented file, and returns the file and the message it must get. Each edit
+// changes the file first.
+func late(t *testing.T, f *dataset.File, edits ...func([]byte) []byte) (raw []byte, want string) {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := demo.Encode(&buf, f); err != nil {
 		t.Fatal(err)
 	}
 	raw = buf.Bytes()
+	for _, edit := range edits {
+		raw = edit(raw)
+	}
 	k := len(f.Recordings) - 2
 	rec := f.Recordings[k]
 	at := bytes.Index(raw, []byte(`"id": "`+rec.ID+`"`))
@@ -195,6 +199,45 @@ func TestSyntaxErrorPositions(t *testing.T) {
 	}
 }
 
+// An item with a problem is read a second time (decode.go, restart): the
+// positions of a later syntax error are still exact, at every buffer boundary.
+func TestPositionsAfterItemsWithProblems(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		f    *dataset.File
+		read func(io.Reader) io.Reader
+	}{
+		{"demo set, a byte at a time", demo.Generate(demo.Options{}), iotest.OneByteReader},
+		{"3,000 documents", demo.Generate(demo.Options{Documents: 3000}), func(r io.Reader) io.Reader { return r }},
+		{"3,000 documents, 4,093 bytes at a time", demo.Generate(demo.Options{Documents: 3000}), func(r io.Reader) io.Reader { return chunks{r, 4093} }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var wants []string
+			extra := func(raw []byte) []byte { // an unknown field in every 7th recording before the broken one
+				var out []byte
+				for k := 0; k < len(c.f.Recordings)-2; k += 7 {
+					id := []byte(`"id": "` + c.f.Recordings[k].ID + `"`)
+					i := bytes.Index(raw, id)
+					out = append(append(out, raw[:i]...), `"extra": 1, `...)
+					raw = raw[i:]
+					wants = append(wants, fmt.Sprintf(`recordings[%d] (%s): unknown field "extra"`, k, c.f.Recordings[k].ID))
+				}
+				return append(out, raw...)
+			}
+			raw, want := late(t, c.f, extra)
+			ve := rejection(t, c.read(bytes.NewReader(raw)))
+			if len(wants) < 2 || len(ve.Problems) != min(len(wants), 25)+1 || ve.Problems[len(ve.Problems)-1] != want {
+				t.Fatalf("%d problems, last %q\nwant %d, last %q", len(ve.Problems), ve.Problems[len(ve.Problems)-1], min(len(wants), 25)+1, want)
+			}
+			for i, p := range ve.Problems[:len(ve.Problems)-1] {
+				if !strings.HasPrefix(p, wants[i]) {
+					t.Errorf("problem %q, want %q", p, wants[i])
+				}
+			}
+		})
+	}
+}
+
 func utf16LE(s string) string {
 	var b bytes.Buffer
 	b.Write([]byte{0xff, 0xfe})
@@ -225,9 +268,11 @@ func TestFileLevelMessages(t *testing.T) {
 		{name: "long string clipped", raw: `{"workspaces": [{"id": "ws_a", "aiCredit": "` + long + `"}]}`,
 			wants: []string{`(a JSON string "` + long[:40] + `"… (400 characters) where a whole number was expected)`}, unwanted: []string{long[:41]}},
 		{name: "null item", raw: `{"devices": [null]}`, exactly: `devices[0]: null where an object was expected`},
-		{name: "nesting bounded", raw: `{"documents": [{"content": {"summary": ` + strings.Repeat("[", 5000) + `]}}]}`,
-			wants: []string{"nested more than 1000 levels deep"}},
+		{name: "nesting bounded", raw: `{"documents": [{"content": {"summary": ` + strings.Repeat("[", 10_001) + `]}}]}`,
+			wants: []string{"nested more than 10000 levels deep"}},
 		{name: "comment", raw: "// data\n{}", wants: []string{"JSON has none"}},
+		{name: "array given twice after an item read again", raw: `{"devices": [{"id": "dev_a", "os": "mac"}], "devices": []}`,
+			wants: []string{`devices[0] (dev_a): unknown field "os"`, `the array "devices" is given twice`}},
 		{name: "NaN", raw: `{"workspaces": [{"aiCredit": NaN}]}`,
 			exactly: `workspaces[0]: invalid JSON at line 1, column 30 (byte offset 29): the character 'N' where a value was expected; values are strings in double quotes, numbers, objects, arrays, true, false or null`},
 		{name: "misspelt literal", raw: `{"workspaces": [{"ownProviderKey": flase}]}`,
