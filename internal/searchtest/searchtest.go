@@ -138,6 +138,20 @@ func signals(t *testing.T, v *env) {
 	if hit(r, "doc_a1_4") != nil {
 		t.Errorf("a private recording's text made doc_a1_4 match: %v", ids(r))
 	}
+	// On the Individual plan no recording counts, even one the index still
+	// holds from before a plan change.
+	r, err := v.s.Search(context.Background(), search.Request{Text: fixture.RecordingPhrase, Libraries: wsA, Limit: 20, NoRecordings: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range r.Hits {
+		if slices.Contains(h.Signals, search.SignalSourceRecordings) {
+			t.Errorf("NoRecordings: %s matched by its recordings: %v", h.DocumentID, h.Signals)
+		}
+	}
+	if h := hit(r, "doc_a2_1"); h != nil && !r.LowConfidence {
+		t.Errorf("NoRecordings: doc_a2_1 matched on a phrase only its recording holds: %v", h.Signals)
+	}
 	// semanticSimilarity is reported whether or not semantic fired.
 	r = v.search("reset password", wsA, search.Filter{}, 0, 20)
 	for _, h := range r.Hits {

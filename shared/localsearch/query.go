@@ -81,7 +81,9 @@ func (x *Index) Candidates(ctx context.Context, q *search.Query) ([]search.Candi
 	}
 	x.fuzzy(s, terms, spans, q.Rules)
 	x.cosines(s, q.Vector, spans)
-	x.recordings(s, q.Vector, spans)
+	if !q.NoRecordings {
+		x.recordings(s, q.Vector, spans)
+	}
 
 	var out []search.Candidate
 	nTerms := uint16(len(terms))
@@ -94,7 +96,9 @@ func (x *Index) Candidates(ctx context.Context, q *search.Query) ([]search.Candi
 			} else if s.fzStamp[i] == s.gen && s.fzCount[i] == nTerms && nTerms > 0 {
 				e.FuzzyHit, e.Fuzzy = true, float64(s.fzSum[i])/float64(nTerms)
 			}
-			e.Recordings = float64(x.bestRecording(s, i))
+			if !q.NoRecordings {
+				e.Recordings = float64(x.bestRecording(s, i))
+			}
 			if q.Rules.Matches(e) {
 				out = append(out, search.Candidate{Doc: &x.docs[i], Evidence: e})
 			}

@@ -245,9 +245,17 @@ func (b *Backend) ReindexData(ctx context.Context, d *dataset.Data, e search.Emb
 // DocsFromData builds the index documents of a data set with an embedder, in
 // batches: what a reindex loads. Readable recordings only (search.Readable).
 func DocsFromData(ctx context.Context, d *dataset.Data, e search.Embedder, batch int, yield func([]search.IndexDoc) error) error {
+	// A document whose workspace is missing counts as on the Individual plan:
+	// privacy first, as the indexer and the embedded engine do.
 	plans := map[string]doclib.Plan{}
 	for _, w := range d.Workspaces {
 		plans[w.ID] = w.Plan
+	}
+	planOf := func(ws string) doclib.Plan {
+		if p, ok := plans[ws]; ok {
+			return p
+		}
+		return doclib.PlanIndividual
 	}
 	recs := map[string][]*doclib.Recording{}
 	for _, r := range d.Recordings {
@@ -265,7 +273,7 @@ func DocsFromData(ctx context.Context, d *dataset.Data, e search.Embedder, batch
 		for i, doc := range docs {
 			texts = append(texts, search.DocumentText(doc))
 			for _, r := range recs[doc.ID] {
-				if search.Readable(r, plans[doc.WorkspaceID]) {
+				if search.Readable(r, planOf(doc.WorkspaceID)) {
 					readable[i] = append(readable[i], r)
 					texts = append(texts, search.RecordingText(r))
 				}

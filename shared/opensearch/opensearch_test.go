@@ -23,6 +23,7 @@ import (
 	"github.com/doclib/doclib/internal/fixture"
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/dataset"
+	"github.com/doclib/doclib/shared/embed"
 	"github.com/doclib/doclib/shared/search"
 )
 
@@ -87,6 +88,10 @@ func TestQueryBodiesGolden(t *testing.T) {
 	} {
 		golden(t, c.name, matchBody(c.q, c.terms))
 	}
+	// The Individual plan: no recordings clause, whatever the index holds.
+	noRec := query("reset password", search.Filter{}, 0, 20)
+	noRec.NoRecordings = true
+	golden(t, "query-no-recordings.json", matchBody(noRec, []string{"reset", "password"}))
 	golden(t, "most-active.json", mostActiveBody(query("x", search.Filter{}, 0, 20), search.Filter{}))
 	golden(t, "most-active-filtered.json", mostActiveBody(query("x", search.Filter{}, 40, 20), search.Filter{Category: "Accounts", Tag: "security"}))
 }
@@ -462,5 +467,26 @@ func TestConfig(t *testing.T) {
 		if _, err := New(c); err == nil {
 			t.Errorf("%+v accepted", c)
 		}
+	}
+}
+
+// TestDocsFromDataWithoutItsWorkspace: a document whose workspace is not in
+// the data counts as on the Individual plan, so its shared recordings are
+// not indexed (privacy first, as the indexer and the embedded engine do).
+func TestDocsFromDataWithoutItsWorkspace(t *testing.T) {
+	e, err := embed.NewHashing(0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &dataset.Data{
+		Documents:  []*doclib.Document{{ID: "doc_x", LibraryID: "lib_x", WorkspaceID: "ws_gone", Title: "Reset a password"}},
+		Recordings: []*doclib.Recording{{ID: "rec_x", DocumentIDs: []string{"doc_x"}, Title: "a shared recording", Shared: true}},
+	}
+	var got []search.IndexDoc
+	if err := DocsFromData(context.Background(), d, e, 0, func(b []search.IndexDoc) error { got = append(got, b...); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || len(got[0].Recordings) != 0 {
+		t.Errorf("indexed %d documents, the first with %d recordings; want 1 with none", len(got), len(got[0].Recordings))
 	}
 }

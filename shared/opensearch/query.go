@@ -58,7 +58,13 @@ func matchBody(q *search.Query, terms []string) map[string]any {
 			"vector":    q.Vector,
 			"min_score": knnScore(r.SemanticThreshold),
 			"filter":    visibleFilter(q.Libraries),
-		}}}), similarity, map[string]any{"w": r.Weights.Semantic, "t": r.SemanticThreshold}),
+		}}}), similarity, map[string]any{"w": r.Weights.Semantic, "t": r.SemanticThreshold}))
+	if q.NoRecordings {
+		// The Individual plan: whatever the index still holds of this
+		// workspace's recordings must not match.
+		return searchBody(q, should)
+	}
+	should = append(should,
 		scored(named(nameRecordings, map[string]any{"nested": map[string]any{
 			"path":       fieldRecordings,
 			"score_mode": "max",
@@ -67,7 +73,11 @@ func matchBody(q *search.Query, terms []string) map[string]any {
 				"min_score": knnScore(r.RecordingsThreshold),
 			}}},
 		}}), similarity, map[string]any{"w": r.Weights.Recordings, "t": r.RecordingsThreshold}))
+	return searchBody(q, should)
+}
 
+// searchBody is the request around the should clauses of matchBody.
+func searchBody(q *search.Query, should []any) map[string]any {
 	from, size := window(q.Offset, q.Limit)
 	body := map[string]any{
 		"from":             from,

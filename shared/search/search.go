@@ -67,6 +67,8 @@ type Query struct {
 	Offset    int
 	Limit     int
 	Rules     *Rules
+	// NoRecordings: no recording may match or score (Request.NoRecordings).
+	NoRecordings bool
 }
 
 // Candidate is a document with the evidence a backend found for it.
@@ -256,6 +258,11 @@ type Request struct {
 	Filter    Filter
 	Offset    int
 	Limit     int
+	// NoRecordings keeps recordings out of the search: the key's workspace is
+	// on the Individual plan, where no recording is readable. Indexes leave
+	// them out too, but an index catches up with a plan change later, and
+	// privacy must not wait for it.
+	NoRecordings bool
 }
 
 // Response is a search's outcome before documents are attached.
@@ -272,7 +279,8 @@ func (s *Searcher) Search(ctx context.Context, r Request) (*Response, error) {
 	if err != nil {
 		return nil, fmt.Errorf("search: embed query: %w", err)
 	}
-	q := &Query{Text: r.Text, Vector: vec, Libraries: r.Libraries, Filter: r.Filter, Offset: r.Offset, Limit: r.Limit, Rules: &s.Rules}
+	q := &Query{Text: r.Text, Vector: vec, Libraries: r.Libraries, Filter: r.Filter, Offset: r.Offset, Limit: r.Limit, Rules: &s.Rules,
+		NoRecordings: r.NoRecordings}
 	m, err := s.Backend.Match(ctx, q)
 	if err != nil {
 		return nil, fmt.Errorf("search: match: %w", err)

@@ -82,7 +82,8 @@ func (s *Service) Search(ctx context.Context, p *doclib.Principal, sp SearchPara
 
 func (s *Service) search(ctx context.Context, p *doclib.Principal, sp SearchParams, visible []string, libs map[string]*doclib.Library) (*api.SearchResults, error) {
 	res, err := s.searcher.Search(ctx, search.Request{Text: sp.Query, Libraries: visible, Filter: sp.Filter,
-		Offset: sp.Page.Offset(), Limit: sp.Page.Size})
+		NoRecordings: p.Plan == doclib.PlanIndividual,
+		Offset:       sp.Page.Offset(), Limit: sp.Page.Size})
 	if err != nil {
 		if errors.Is(err, search.ErrEmbedder) {
 			return nil, doclib.Unavailable(err)
