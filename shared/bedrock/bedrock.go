@@ -9,6 +9,16 @@
 // then by this package's own backoff, because Bedrock's on-demand quotas are
 // low enough that a bulk index run hits them for longer than the SDK's three
 // attempts ride out.
+//
+// Titan V2 takes up to 50,000 characters and 8,192 tokens. Texts are cut to
+// the characters before they are sent (Config.MaxInputChars). The tokens
+// cannot be counted here, and characters per token vary too much with the
+// language and the kind of text (about 4 in English prose, far fewer in code
+// or Chinese) for a character budget to stand in for them without cutting
+// most texts short. So a text the model rejects for too many tokens (a
+// ValidationException) is sent again, at most twice, cut shorter at a word:
+// to the share of characters that its limit and count of tokens in the
+// message suggest, less a tenth, or to half when the message lacks them.
 package bedrock
 
 import (
@@ -45,7 +55,10 @@ const (
 	// DefaultConcurrency keeps a bulk Embed well inside the default on-demand
 	// request quota while hiding most of the per-call latency.
 	DefaultConcurrency = 8
-	// DefaultMaxInputChars is Titan V2's input limit in characters.
+	// DefaultMaxInputChars is Titan V2's input limit in characters. The
+	// model also stops at 8,192 tokens, which English text reaches from
+	// about 33,000 characters; Embed cuts such a text shorter when the
+	// model says so.
 	DefaultMaxInputChars = 50000
 	// DefaultMaxRetries is the number of this package's own retries after the
 	// SDK's have failed.
@@ -108,8 +121,10 @@ type Config struct {
 	// than rejected by the model; 0 means DefaultMaxInputChars. Characters
 	// are counted as Java does (UTF-16 code units), so that a text is never
 	// rejected whichever way the service counts. The model also stops at
-	// 8,192 tokens, which dense text (code, CJK) can reach before 50,000
-	// characters: lower MaxInputChars if validation errors say so.
+	// 8,192 tokens, which most texts reach before 50,000 characters (English
+	// at about 33,000): a text the model rejects for its tokens is sent
+	// again, at most twice, cut shorter in proportion (see the package
+	// documentation). Lowering MaxInputChars saves those extra calls.
 	MaxInputChars int
 	// MaxRetries is the number of this package's retries of a throttled or
 	// failed call, after the SDK's own; 0 means DefaultMaxRetries and a

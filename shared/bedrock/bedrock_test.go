@@ -34,6 +34,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/doclib/doclib/shared/search"
@@ -576,8 +577,8 @@ func TestErrorsNotRetried(t *testing.T) {
 		{400, "ValidationException", "Malformed input request: " + secret + " is not valid",
 			[]string{"Bedrock rejected the request", "400 ValidationException", "Malformed input request: [the text] is not valid"},
 			func(err error) bool { var x *types.ValidationException; return errors.As(err, &x) }},
-		{400, "ValidationException", "Too many input tokens. Max input tokens: 8192, request input token count: 9001",
-			[]string{"400 ValidationException", "8192", "lower Config.MaxInputChars"},
+		{400, "ValidationException", "Malformed input request: expected maxLength: 50000, actual: 50001, please reformat your input and try again.",
+			[]string{"Bedrock rejected the request", "400 ValidationException", "expected maxLength: 50000"},
 			func(err error) bool { var x *types.ValidationException; return errors.As(err, &x) }},
 		{403, "AccessDeniedException", "You don't have access to the model with the specified model ID.",
 			[]string{"403 AccessDeniedException", "denied access", "enable model access", "Bedrock console in region us-east-1", "bedrock:InvokeModel"},
@@ -1017,5 +1018,224 @@ func TestBrokenConnectionsAreRetryable(t *testing.T) {
 	}
 	if err := answered(200, errors.New("invalid character 'x' looking for beginning of value")); retryable(err) {
 		t.Errorf("%v is retried: the same answer would come again", err)
+	}
+}
+
+// tokenLimit is Titan V2's input limit in tokens, which the fake enforces.
+const tokenLimit = 8192
+
+// fakeTokens is the fake's token count: a token per 4 UTF-16 code units, about
+// English's share.
+func fakeTokens(text string) int { return (len(utf16.Encode([]rune(text))) + 3) / 4 }
+
+// tooManyTokensMsg is Titan's message for a text over its token limit, as
+// Bedrock words it (aws-samples/amazon-bedrock-workshop issue 136).
+func tooManyTokensMsg(count int) string {
+	return fmt.Sprintf("400 Bad Request: Too many input tokens. Max input tokens: %d, request input token count: %d ", tokenLimit, count)
+}
+
+// longEnglish is English-like text of about n characters, words of 2 to 9
+// letters, opening with a phrase that errors must not quote.
+func longEnglish(n int) string {
+	var b strings.Builder
+	b.WriteString("the confidential opening words")
+	r := rand.New(rand.NewPCG(1, 2))
+	for b.Len() < n {
+		b.WriteByte(' ')
+		for range 2 + r.IntN(8) {
+			b.WriteByte(byte('a' + r.IntN(26)))
+		}
+	}
+	return b.String()
+}
+
+// checkWordCut checks that sent is a prefix of text, shorter than limit
+// UTF-16 units, and ends where a word does.
+func checkWordCut(t *testing.T, text, sent string, limit int) {
+	t.Helper()
+	if !strings.HasPrefix(text, sent) {
+		t.Fatalf("the retried input (%d bytes) is not a prefix of the text", len(sent))
+	}
+	if n := len(utf16.Encode([]rune(sent))); n > limit {
+		t.Errorf("the retried input has %d characters, want at most %d", n, limit)
+	}
+	if last, _ := utf8.DecodeLastRuneInString(sent); unicode.IsSpace(last) {
+		t.Errorf("the retried input ends in a space")
+	}
+	if next, _ := utf8.DecodeRuneInString(text[len(sent):]); !unicode.IsSpace(next) {
+		t.Errorf("the retried input ends inside a word")
+	}
+}
+
+func TestTooManyTokensCutShorter(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		msg  func(count int) string
+		// wantLimit is the most characters the second request may have,
+		// given the first's.
+		wantLimit func(n, count int) int
+	}{
+		{"ratio from the message", tooManyTokensMsg, func(n, count int) int {
+			return int(float64(n) * tokenLimit / float64(count) * 0.9)
+		}},
+		{"no numbers: halved", func(int) string { return "Too many input tokens." }, func(n, _ int) int { return n / 2 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newFakeBedrock(t, func(w http.ResponseWriter, _ *http.Request, req wireRequest) {
+				if n := fakeTokens(req.InputText); n > tokenLimit {
+					writeAWSError(w, http.StatusBadRequest, "ValidationException", tc.msg(n))
+					return
+				}
+				answer(w, req)
+			})
+			e, slept := newTestEmbedder(t, Config{Client: newClient(srv.URL, 3), Dimensions: 256})
+			text := longEnglish(40000) // about 10,000 tokens, under 50,000 characters
+			got, err := e.Embed(context.Background(), []string{"a short text", text})
+			if err != nil {
+				t.Fatalf("the long text was not cut to fit: %v", err)
+			}
+			seen := srv.seenRequests()
+			if len(seen) != 3 {
+				t.Fatalf("%d requests, want 3: the short text, then the long one twice", len(seen))
+			}
+			var long []string
+			for _, r := range seen {
+				if r.InputText != "a short text" {
+					long = append(long, r.InputText)
+				}
+			}
+			if len(long) != 2 || long[0] != text {
+				t.Fatalf("the long text was sent %d times, first cut: %v", len(long), len(long) > 0 && long[0] != text)
+			}
+			n := len(utf16.Encode([]rune(text)))
+			checkWordCut(t, text, long[1], tc.wantLimit(n, fakeTokens(text)))
+			if len(long[1]) < n/3 {
+				t.Errorf("the retried input has %d bytes of %d, cut far more than needed", len(long[1]), n)
+			}
+			checkVector(t, 1, long[1], got[1], 256)
+			checkVector(t, 0, "a short text", got[0], 256)
+			if s := slept.all(); len(s) != 0 {
+				t.Errorf("slept %v before sending the shorter text, want no wait", s)
+			}
+		})
+	}
+}
+
+func TestTooManyTokensPastCuts(t *testing.T) {
+	// Every text is too long: the message even quotes the input, which
+	// the error must not repeat.
+	srv := newFakeBedrock(t, func(w http.ResponseWriter, _ *http.Request, req wireRequest) {
+		writeAWSError(w, http.StatusBadRequest, "ValidationException",
+			tooManyTokensMsg(2*tokenLimit)+"for input "+req.InputText)
+	})
+	e, slept := newTestEmbedder(t, Config{Client: newClient(srv.URL, 3)})
+	text := longEnglish(45000)
+	_, err := e.Embed(context.Background(), []string{text})
+	if err == nil {
+		t.Fatal("no error")
+	}
+	t.Log(err)
+	for _, want := range []string{"bedrock: embed texts[0]: ", `model "` + DefaultModel + `"`, "too many tokens",
+		"400 ValidationException", "Max input tokens: 8192", "after 2 shorter tries", "lower Config.MaxInputChars",
+		"request ID req-ValidationException"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	checkNoLeak(t, err, "the confidential opening words")
+	if len(err.Error()) > 1000 {
+		t.Errorf("error of %d bytes", len(err.Error()))
+	}
+	var ve *types.ValidationException
+	if !errors.As(err, &ve) || errors.Is(err, search.ErrEmbedder) {
+		t.Errorf("error %v: want the ValidationException, not ErrEmbedder", err)
+	}
+	seen := srv.seenRequests()
+	if len(seen) != 1+maxTokenCuts {
+		t.Fatalf("%d requests, want %d: the text and %d shorter tries, then no more", len(seen), 1+maxTokenCuts, maxTokenCuts)
+	}
+	for i := 1; i < len(seen); i++ {
+		prev := len(utf16.Encode([]rune(seen[i-1].InputText)))
+		// 8192 of 16384 tokens, less a tenth: 45 % of the characters.
+		checkWordCut(t, text, seen[i].InputText, prev*45/100)
+	}
+	if s := slept.all(); len(s) != 0 {
+		t.Errorf("slept %v, want no wait", s)
+	}
+}
+
+func TestTooManyTokensShortTextGivesUp(t *testing.T) {
+	// A one-character text the model refuses cannot be cut shorter: it
+	// fails at once rather than send nothing.
+	srv := newFakeBedrock(t, func(w http.ResponseWriter, _ *http.Request, req wireRequest) {
+		if req.InputText != "x" {
+			t.Errorf("sent %q", req.InputText)
+		}
+		writeAWSError(w, http.StatusBadRequest, "ValidationException", "Too many input tokens.")
+	})
+	e, _ := newTestEmbedder(t, Config{Client: newClient(srv.URL, 1)})
+	_, err := e.Embed(context.Background(), []string{"x"})
+	if err == nil || !strings.Contains(err.Error(), "after 0 shorter tries") {
+		t.Fatalf("error %v", err)
+	}
+	if n := srv.requests.Load(); n != 1 {
+		t.Errorf("%d requests, want 1", n)
+	}
+}
+
+func TestOtherValidationNotCut(t *testing.T) {
+	for _, msg := range []string{
+		"Malformed input request: expected maxLength: 50000, actual: 50001, please reformat your input and try again.",
+		"The provided model identifier is invalid.",
+		"Invalid token in request body", // mentions a token, not too many
+	} {
+		t.Run(msg, func(t *testing.T) {
+			srv := newFakeBedrock(t, func(w http.ResponseWriter, _ *http.Request, _ wireRequest) {
+				writeAWSError(w, http.StatusBadRequest, "ValidationException", msg)
+			})
+			e, slept := newTestEmbedder(t, Config{Client: newClient(srv.URL, 3)})
+			_, err := e.Embed(context.Background(), []string{longEnglish(40000)})
+			if err == nil || !strings.Contains(err.Error(), "Bedrock rejected the request") || strings.Contains(err.Error(), "too many tokens") {
+				t.Fatalf("error %v", err)
+			}
+			if n := srv.requests.Load(); n != 1 || len(slept.all()) != 0 {
+				t.Errorf("%d requests and sleeps %v, want 1 and none", n, slept.all())
+			}
+		})
+	}
+}
+
+func TestTooManyTokensParsing(t *testing.T) {
+	validation := func(msg string) error {
+		return &smithy.OperationError{ServiceID: "Bedrock Runtime", OperationName: "InvokeModel",
+			Err: &types.ValidationException{Message: aws.String(msg)}}
+	}
+	for _, tc := range []struct {
+		err           error
+		maxTok, count int
+		ok            bool
+	}{
+		{validation(tooManyTokensMsg(11203)), 8192, 11203, true},
+		{validation("Too many input tokens. Max input tokens: 8192, request input token count: 9875"), 8192, 9875, true},
+		{validation("too many tokens"), 0, 0, true},
+		{validation("Malformed input request: expected maxLength: 50000, actual: 50001"), 0, 0, false},
+		{&types.ThrottlingException{Message: aws.String("Too many input tokens per minute")}, 0, 0, false},
+		{errors.New("Too many input tokens. Max input tokens: 8192, request input token count: 9875"), 0, 0, false},
+	} {
+		maxTok, count, ok := tooManyTokens(tc.err)
+		if maxTok != tc.maxTok || count != tc.count || ok != tc.ok {
+			t.Errorf("tooManyTokens(%v) = %d, %d, %v; want %d, %d, %v", tc.err, maxTok, count, ok, tc.maxTok, tc.count, tc.ok)
+		}
+	}
+	for _, tc := range []struct{ n, maxTok, count, want int }{
+		{40000, 8192, 10000, 29491},
+		{40000, 0, 0, 20000},
+		{40000, 8192, 8000, 20000}, // a count under the limit says nothing
+		{10, 8192, 9000, 8},
+		{1, 0, 0, 0},
+	} {
+		if got := shorterLimit(tc.n, tc.maxTok, tc.count); got != tc.want {
+			t.Errorf("shorterLimit(%d, %d, %d) = %d, want %d", tc.n, tc.maxTok, tc.count, got, tc.want)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -65,21 +66,20 @@ func (a *apiError) Error() string { return a.msg }
 func (a *apiError) Unwrap() error { return a.err }
 
 // embedOne embeds one non-empty text, retrying what may pass on a later call,
-// and returns its unit-length vector.
+// and returns its unit-length vector. A text the model finds too many tokens
+// in is cut shorter and sent again, at most maxTokenCuts times.
 func (e *Embedder) embedOne(ctx context.Context, text string) ([]float32, error) {
 	text = cut(text, e.maxInputChars)
-	body, err := json.Marshal(titanRequest{InputText: text, Dimensions: e.dims, Normalize: true})
-	if err != nil {
-		return nil, fmt.Errorf("encode the request: %w", err)
-	}
 	in := &bedrockruntime.InvokeModelInput{
 		ModelId:     aws.String(e.model),
-		Body:        body,
 		ContentType: aws.String(jsonType),
 		Accept:      aws.String(jsonType),
 	}
-	attempts := 0
-	for try := 0; ; try++ {
+	if err := e.setBody(in, text); err != nil {
+		return nil, err
+	}
+	attempts, retries, cuts := 0, 0, 0
+	for {
 		out, err := e.client.InvokeModel(ctx, in)
 		if err == nil {
 			return e.decode(out.Body)
@@ -89,17 +89,107 @@ func (e *Embedder) embedOne(ctx context.Context, text string) ([]float32, error)
 			return nil, ctx.Err()
 		}
 		attempts += sdkAttempts(err)
+		if maxTokens, count, ok := tooManyTokens(err); ok {
+			// The 50,000-character cut did not keep the text under the
+			// model's 8,192 tokens: dense text (code, numbers, most
+			// scripts other than Latin) has fewer characters per token.
+			// The same text would fail again, so it is sent shorter, not
+			// retried as it is.
+			var shorter string
+			if cuts < maxTokenCuts {
+				shorter = cut(text, shorterLimit(utf16Count(text), maxTokens, count))
+			}
+			if strings.TrimSpace(shorter) == "" {
+				return nil, e.stillTooManyTokens(err, text, cuts)
+			}
+			text, cuts = shorter, cuts+1
+			if err := e.setBody(in, text); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if !retryable(err) {
 			return nil, e.fatal(err, text)
 		}
-		if try >= e.maxRetries {
+		if retries >= e.maxRetries {
 			return nil, fmt.Errorf("%w: model %q still throttled or failing after %d attempts: %w",
 				search.ErrEmbedder, e.model, attempts, &apiError{msg: e.describe(err, text), err: err})
 		}
-		if err := e.sleep(ctx, e.backoff(try)); err != nil {
+		if err := e.sleep(ctx, e.backoff(retries)); err != nil {
 			return nil, err
 		}
+		retries++
 	}
+}
+
+// setBody puts Titan V2's request for text into in.
+func (e *Embedder) setBody(in *bedrockruntime.InvokeModelInput, text string) error {
+	body, err := json.Marshal(titanRequest{InputText: text, Dimensions: e.dims, Normalize: true})
+	if err != nil {
+		return fmt.Errorf("encode the request: %w", err)
+	}
+	in.Body = body
+	return nil
+}
+
+const (
+	// maxTokenCuts is how many times embedOne cuts a text shorter after
+	// the model said it holds too many tokens.
+	maxTokenCuts = 2
+	// tokenCutMargin scales the cut that the model's token counts suggest,
+	// since tokens are not spread evenly through a text.
+	tokenCutMargin = 0.9
+)
+
+var (
+	// tooManyTokensRE recognises Titan's answer to a text over its token
+	// limit: "400 Bad Request: Too many input tokens. Max input tokens:
+	// 8192, request input token count: 9875" (a ValidationException).
+	tooManyTokensRE = regexp.MustCompile(`(?i)too many (?:input )?tokens|max(?:imum)? input tokens`)
+	maxTokensRE     = regexp.MustCompile(`(?i)max(?:imum)? input tokens\s*(?:is|:|=)?\s*(\d{1,9})\b`)
+	tokenCountRE    = regexp.MustCompile(`(?i)input token count\s*(?:is|:|=)?\s*(\d{1,9})\b`)
+)
+
+// tooManyTokens tells whether err is the model's refusal of a text with too
+// many tokens and, when its message says, the limit and the text's count
+// (0 when it does not).
+func tooManyTokens(err error) (maxTokens, count int, ok bool) {
+	var validation *types.ValidationException
+	if !errors.As(err, &validation) {
+		return 0, 0, false
+	}
+	msg := validation.ErrorMessage()
+	if !tooManyTokensRE.MatchString(msg) {
+		return 0, 0, false
+	}
+	number := func(re *regexp.Regexp) int {
+		if m := re.FindStringSubmatch(msg); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			return n
+		}
+		return 0
+	}
+	return number(maxTokensRE), number(tokenCountRE), true
+}
+
+// shorterLimit is the length, in UTF-16 code units, to cut a text of n units
+// to after the model counted count tokens in it, over its limit of
+// maxTokens: the same share of characters, less a margin; or half when the
+// model did not give both numbers. It is always below n.
+func shorterLimit(n, maxTokens, count int) int {
+	limit := n / 2
+	if maxTokens > 0 && count > maxTokens {
+		limit = int(float64(n) * float64(maxTokens) / float64(count) * tokenCutMargin)
+	}
+	return max(min(limit, n-1), 0)
+}
+
+// stillTooManyTokens describes a text that the model still found too long
+// after cuts cuts. Like every error here, it does not quote the text.
+func (e *Embedder) stillTooManyTokens(err error, text string, cuts int) error {
+	msg := fmt.Sprintf("Bedrock rejected the text for model %q as too many tokens (%s), still at %d characters after %d shorter tries; the model takes at most 8,192 tokens: lower Config.MaxInputChars or split the text",
+		e.model, e.describe(err, text), utf16Count(text), cuts)
+	return &apiError{msg: msg, err: err}
 }
 
 // sdkAttempts is the number of HTTP attempts the SDK made for one call that
@@ -177,7 +267,9 @@ func (e *Embedder) fatal(err error, text string) error {
 		msg = fmt.Sprintf("model %q not found%s (%s); check the model ID (Config.Model) and the region", e.model, e.inRegion(), desc)
 	case errors.As(err, &validation):
 		msg = fmt.Sprintf("Bedrock rejected the request for model %q (%s)", e.model, desc)
-		if strings.Contains(strings.ToLower(validation.ErrorMessage()), "token") {
+		// The token limit in words other than those tooManyTokens knows.
+		if m := strings.ToLower(validation.ErrorMessage()); strings.Contains(m, "token") &&
+			(strings.Contains(m, "many") || strings.Contains(m, "max") || strings.Contains(m, "exceed") || strings.Contains(m, "long")) {
 			msg += "; the text has too many tokens for the model (at most 8,192): lower Config.MaxInputChars"
 		}
 	case errors.As(err, &quota):
@@ -343,6 +435,15 @@ func cut(text string, limit int) string {
 		i -= size
 	}
 	return head
+}
+
+// utf16Count is the length of text in UTF-16 code units, as cut counts.
+func utf16Count(text string) int {
+	n := 0
+	for _, r := range text {
+		n += utf16Len(r)
+	}
+	return n
 }
 
 func utf16Len(r rune) int {
