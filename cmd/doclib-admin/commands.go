@@ -12,6 +12,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -20,6 +22,7 @@ import (
 	"github.com/doclib/doclib/shared/dynamo"
 	"github.com/doclib/doclib/shared/opensearch"
 	"github.com/doclib/doclib/shared/setup"
+	"github.com/doclib/doclib/shared/trigger"
 )
 
 // run is the whole program, so that tests drive what main does.
@@ -182,6 +185,7 @@ credit is written the first time it is imported only: after that the ledger owns
 func (a *app) reindexCmd() *cobra.Command {
 	var emb setup.Embedder
 	var cluster setup.OpenSearch
+	pause := true
 	cmd := &cobra.Command{
 		Use:   "reindex --opensearch-url URL",
 		Short: "Rebuild the OpenSearch index from the table",
@@ -191,6 +195,12 @@ alias to it in one atomic step and deletes the index it replaced. Searches keep
 answering from the old index until the swap; if anything fails, the new index
 is deleted and the old one stays.
 
+While it runs, the Lambda triggers of the table's stream (the indexer) are
+paused: what the indexer wrote meanwhile would land in the old index and be
+lost at the swap. The stream keeps its records (24 hours), and once the
+triggers are enabled again after the swap the indexer applies them to the new
+index. A table without a stream (a local one) has nothing to pause.
+
 Run it after changing the embedder or its dimensions, when the index was built
 by another version of doclib, or to recover from a stream outage longer than
 the stream's 24-hour retention. The stream-fed indexer keeps the index current
@@ -199,7 +209,7 @@ otherwise.`,
   AWS_REGION=eu-west-1 doclib-admin reindex --table doclib --embedder bedrock \
     --opensearch-url https://search-doclib-x.eu-west-1.es.amazonaws.com --opensearch-aws-service es`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			ctx := cmd.Context()
 			if err := emb.Validate(); err != nil {
 				return usageError{err}
@@ -223,6 +233,15 @@ otherwise.`,
 				return err
 			}
 			start := a.now()
+			if pause {
+				resume, perr := a.pauseIndexer(ctx, t)
+				if perr != nil {
+					return perr
+				}
+				// Enabled again whatever happens; a failure to do so is
+				// the command's error too (named result err).
+				defer func() { err = errors.Join(err, resume()) }()
+			}
 			d, err := t.Export(ctx)
 			if err != nil {
 				return err
@@ -242,7 +261,42 @@ otherwise.`,
 	}
 	emb.Flags(cmd.Flags(), a.getenv)
 	cluster.Flags(cmd.Flags(), a.getenv)
+	cmd.Flags().BoolVar(&pause, "pause-indexer", true, "pause the Lambda triggers of the table's stream while reindexing (--pause-indexer=false when nothing else writes to the index)")
 	return cmd
+}
+
+// pauseIndexer pauses the Lambda triggers of t's stream, if it has one, and
+// returns what enables them again.
+func (a *app) pauseIndexer(ctx context.Context, t *dynamo.Table) (func() error, error) {
+	arn, err := t.StreamARN(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if arn == "" {
+		return func() error { return nil }, nil
+	}
+	cfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("AWS configuration: %w", err)
+	}
+	api := lambda.NewFromConfig(cfg)
+	fmt.Fprintf(a.stderr, "Pausing the triggers of the table's stream (the indexer) until the new index is in place…\n")
+	paused, err := trigger.Pause(ctx, api, arn, trigger.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("pause the indexer (or run with --pause-indexer=false if nothing else writes to the index): %w", err)
+	}
+	for _, m := range paused {
+		fmt.Fprintf(a.stderr, "  paused %s (trigger %s)\n", m.Function, m.UUID)
+	}
+	return func() error {
+		if err := trigger.Resume(context.WithoutCancel(ctx), api, paused); err != nil {
+			return err
+		}
+		if len(paused) > 0 {
+			fmt.Fprintf(a.stderr, "Enabled the indexer's triggers again: it now applies the changes made meanwhile to the new index.\n")
+		}
+		return nil
+	}, nil
 }
 
 // progress shows an import's or a reindex's progress: a bar on a terminal, plain lines (at

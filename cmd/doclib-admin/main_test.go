@@ -4,15 +4,23 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"hash/crc32"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/doclib/doclib/internal/dynalitetest"
+	"github.com/doclib/doclib/internal/fakelambda"
 	"github.com/doclib/doclib/internal/fakeopensearch"
 	"github.com/doclib/doclib/internal/fixture"
 	doclib "github.com/doclib/doclib/shared"
@@ -262,4 +270,95 @@ func TestImportTooLargeSaysItOnce(t *testing.T) {
 		strings.Count(errs, "nothing was") != 1 || strings.Count(errs, "doc_1") != 1 || !strings.Contains(errs, "1 problem\n  - ") {
 		t.Errorf("exit %d\n%s", code, errs)
 	}
+}
+
+// TestReindexPausesTheIndexer: with a stream on the table, reindex disables
+// its Lambda triggers before it reads the table and enables them again after
+// the swap, or after a failure, so that no indexer write lands in the index
+// being replaced.
+func TestReindexPausesTheIndexer(t *testing.T) {
+	table, tbl := env(t)
+	if code, _, errs := admin(t, "create-table", "--table", table); code != 0 {
+		t.Fatal(errs)
+	}
+	// dynalite has no streams: a proxy in front of it describes the table
+	// with one, as DynamoDB does for the CDK stack's table.
+	const arn = "arn:aws:dynamodb:us-east-1:123456789012:table/doclib/stream/2026-11-01T00:00:00.000"
+	withStream(t, arn)
+	if got, err := tbl.StreamARN(context.Background()); err != nil || got != "" {
+		t.Fatalf("dynalite itself has a stream %q (%v): drop the proxy", got, err)
+	}
+	if code, _, errs := admin(t, "import", "--data", writeFixture(t, nil), "--table", table); code != 0 {
+		t.Fatal(errs)
+	}
+	lambdaAPI := fakelambda.Start(t, fakelambda.Mapping{UUID: "u-indexer", State: "Enabled",
+		FunctionArn: "arn:aws:lambda:us-east-1:123456789012:function:indexer", EventSourceArn: arn})
+	t.Setenv("AWS_ENDPOINT_URL_LAMBDA", lambdaAPI.URL)
+	cluster := fakeopensearch.Start(t)
+
+	code, out, errs := admin(t, "reindex", "--table", table, "--opensearch-url", cluster.URL)
+	if code != 0 || !strings.Contains(out, "10 documents") {
+		t.Fatalf("reindex: exit %d\n%s%s", code, out, errs)
+	}
+	if got := strings.Join(lambdaAPI.Puts(), " "); got != "u-indexer=disabled u-indexer=enabled" {
+		t.Errorf("trigger updates %q, want disabled then enabled", got)
+	}
+	if !strings.Contains(errs, "paused arn:aws:lambda:us-east-1:123456789012:function:indexer") || !strings.Contains(errs, "Enabled the indexer's triggers again") {
+		t.Errorf("the pause is not reported:\n%s", errs)
+	}
+
+	// A reindex that fails once the trigger is paused (the cluster refuses
+	// the new index's documents) enables it again too.
+	refusing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/_bulk") {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			w.Write([]byte(`{"error":{"type":"illegal_argument_exception","reason":"bulk refused"},"status":400}`))
+			return
+		}
+		cluster.ServeHTTP(w, r)
+	}))
+	defer refusing.Close()
+	code, _, errs = admin(t, "reindex", "--table", table, "--opensearch-url", refusing.URL)
+	if code != 1 || lambdaAPI.State("u-indexer") == "Disabled" {
+		t.Errorf("after a failed reindex: exit %d, trigger %s\n%s", code, lambdaAPI.State("u-indexer"), errs)
+	}
+	if got := strings.Join(lambdaAPI.Puts(), " "); got != "u-indexer=disabled u-indexer=enabled u-indexer=disabled u-indexer=enabled" {
+		t.Errorf("trigger updates %q, want a second pause and resume", got)
+	}
+}
+
+// withStream points AWS_ENDPOINT_URL_DYNAMODB at a proxy of the dynalite it
+// points at now, which adds a stream to every DescribeTable answer.
+func withStream(t *testing.T, arn string) {
+	t.Helper()
+	target, err := url.Parse(os.Getenv("AWS_ENDPOINT_URL_DYNAMODB"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.ModifyResponse = func(r *http.Response) error {
+		if r.Request.Header.Get("X-Amz-Target") != "DynamoDB_20120810.DescribeTable" || r.StatusCode != http.StatusOK {
+			return nil
+		}
+		var body map[string]map[string]any
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+			return err
+		}
+		r.Body.Close()
+		body["Table"]["StreamSpecification"] = map[string]any{"StreamEnabled": true, "StreamViewType": "NEW_AND_OLD_IMAGES"}
+		body["Table"]["LatestStreamArn"] = arn
+		raw, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		r.Body = io.NopCloser(bytes.NewReader(raw))
+		r.ContentLength = int64(len(raw))
+		r.Header.Set("Content-Length", strconv.Itoa(len(raw)))
+		r.Header.Set("X-Amz-Crc32", strconv.FormatUint(uint64(crc32.ChecksumIEEE(raw)), 10))
+		return nil
+	}
+	srv := httptest.NewServer(proxy)
+	t.Cleanup(srv.Close)
+	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", srv.URL)
 }

@@ -44,3 +44,20 @@ func (t *Table) Check(ctx context.Context) error {
 	}
 	return nil
 }
+
+// StreamARN is the ARN of the table's stream, or "" when it has none (a
+// local table made by CreateTable has none; the CDK stack's table has one,
+// feeding the indexer).
+func (t *Table) StreamARN(ctx context.Context) (string, error) {
+	cctx, cancel := t.call(ctx)
+	defer cancel()
+	out, err := t.Client.DescribeTable(cctx, &dynamodb.DescribeTableInput{TableName: aws.String(t.Name)})
+	if err != nil {
+		return "", fmt.Errorf("table %s: %w", t.Name, err)
+	}
+	s := out.Table.StreamSpecification
+	if s == nil || !aws.ToBool(s.StreamEnabled) {
+		return "", nil
+	}
+	return aws.ToString(out.Table.LatestStreamArn), nil
+}
