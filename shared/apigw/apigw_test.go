@@ -1,8 +1,10 @@
 package apigw_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -130,5 +132,34 @@ func TestPrincipalFromTheAuthorizerContext(t *testing.T) {
 		if _, err := request(authz); doclib.ErrorCode(err) != doclib.EUnauthorised {
 			t.Errorf("%s: %v, want 401 unauthorised", name, err)
 		}
+	}
+}
+
+// goneWorkspaceStore is the demo data after a key's workspace was deleted.
+type goneWorkspaceStore struct{ doclib.Store }
+
+func (goneWorkspaceStore) Workspace(context.Context, string) (*doclib.Workspace, error) {
+	return nil, doclib.ErrNotFound
+}
+
+// TestAuthorizerDeniesAKeyOfAMissingWorkspace: such a key can never work. It
+// gets a Deny (401 unauthorised, cached by API Gateway), not an error
+// (AUTHORIZER_FAILURE, a 503 retried and alarmed on at every request), and the
+// cause is logged.
+func TestAuthorizerDeniesAKeyOfAMissingWorkspace(t *testing.T) {
+	w := newWorld(t)
+	var logs bytes.Buffer
+	log := slog.New(slog.NewJSONHandler(&logs, nil))
+	a := &apigw.Authorizer{Service: service.New(goneWorkspaceStore{memory.New(w.data)}, func() time.Time { return now }, service.WithLogger(log)), Logger: log}
+	resp, err := a.Handle(context.Background(), authorizerEvent(samples(w.data)[0], headersOf("dlk_demo_full_scope")))
+	if err != nil {
+		t.Fatalf("an error, which API Gateway answers with AUTHORIZER_FAILURE and never caches: %v", err)
+	}
+	st := resp.PolicyDocument.Statement
+	if len(st) != 1 || st[0].Effect != "Deny" || resp.Context[apigw.CtxCode] != doclib.EUnauthorised || resp.Context[apigw.CtxMessage] == "" || resp.UsageIdentifierKey != "" {
+		t.Fatalf("answer %+v, want a Deny with code unauthorised", resp)
+	}
+	if !strings.Contains(logs.String(), `"workspace_id":"ws_acme"`) || !strings.Contains(logs.String(), `"key_id":"key_full"`) {
+		t.Errorf("the cause is not logged:\n%s", logs.String())
 	}
 }

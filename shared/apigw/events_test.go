@@ -382,3 +382,97 @@ func jsonMessage(body []byte) string {
 	_ = json.Unmarshal(body, &e)
 	return e.Error.Message
 }
+
+// TestEventsThatAreNoRequest feeds the functions sample events that
+// aws-lambda-go-api-proxy cannot turn into an http.Request: a path with an
+// invalid escape (the REST API passes paths on percent-encoded) and a body
+// that is not base64. Each gets the API's answer, in its shape and with API
+// Gateway's request ID, never a Lambda error (API Gateway's bare 502).
+func TestEventsThatAreNoRequest(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	h := apigw.Handler(w.handler(true))
+	badPath := func(file, path string) events.APIGatewayProxyRequest {
+		var ev events.APIGatewayProxyRequest
+		readJSON(t, file, &ev)
+		ev.Path, ev.RequestContext.Path = path, "/"+stage+path
+		ev.PathParameters = pathParameters(ev.Resource, path)
+		return ev
+	}
+	// local is the local server's answer to a path, escaped as a client sends it.
+	local := func(key, path string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest("GET", path, nil)
+		req.RemoteAddr = sourceIP + ":443"
+		for k, vs := range headersOf(key) {
+			req.Header[http.CanonicalHeaderKey(k)] = vs
+		}
+		rec := httptest.NewRecorder()
+		w.handler(false).ServeHTTP(rec, req)
+		return rec
+	}
+	for _, c := range []struct {
+		file, path, localPath string
+	}{
+		{"apigw-document.json", "/documents/%zz", "/documents/%25zz"},
+		{"apigw-document-source-recordings.json", "/documents/doc_it_001%/source-recordings", "/documents/doc_it_001%25/source-recordings"},
+		{"apigw-library-tags.json", "/libraries/%E2%82/tags%", "/libraries/%25E2%2582/tags%25"},
+		{"apigw-library.json", "/libraries/%zz", "/libraries/%25zz"},
+	} {
+		t.Run(c.path, func(t *testing.T) {
+			ev := badPath(c.file, c.path)
+			got, err := h(ctx, ev)
+			if err != nil {
+				t.Fatalf("a Lambda error, which API Gateway answers with a bare 502: %v", err)
+			}
+			if got.StatusCode != 404 || jsonCode(got.Body) != doclib.ENotFound || jsonMessage([]byte(got.Body)) == "" {
+				t.Errorf("answer %d %s, want 404 not_found in the error shape", got.StatusCode, got.Body)
+			}
+			if id := got.MultiValueHeaders["X-Request-Id"]; len(id) != 1 || id[0] != ev.RequestContext.RequestID {
+				t.Errorf("X-Request-Id %q, want API Gateway's request ID %q", id, ev.RequestContext.RequestID)
+			}
+			if ct := got.MultiValueHeaders["Content-Type"]; len(ct) != 1 || ct[0] != "application/json; charset=utf-8" {
+				t.Errorf("Content-Type %q", ct)
+			}
+			if len(got.MultiValueHeaders["X-Ratelimit-Limit"]) != 1 {
+				t.Errorf("no rate-limit headers: the request passed authentication and counts against the key")
+			}
+			// The local server answers the same path, escaped, alike.
+			rec := local("dlk_demo_full_scope", c.localPath)
+			if rec.Code != got.StatusCode || rec.Body.String() != got.Body {
+				t.Errorf("behind the gateway %d %s, locally %d %s", got.StatusCode, got.Body, rec.Code, rec.Body.String())
+			}
+		})
+	}
+	t.Run("HEAD", func(t *testing.T) {
+		var ev events.APIGatewayProxyRequest
+		readJSON(t, "apigw-head-libraries.json", &ev)
+		ev.Path = "/libraries/%zz"
+		got, err := h(ctx, ev)
+		if err != nil || got.StatusCode != 404 || got.Body != "" {
+			t.Errorf("HEAD of a bad path: %d %q, %v; want 404 without a body", got.StatusCode, got.Body, err)
+		}
+	})
+	t.Run("body not base64", func(t *testing.T) {
+		var ev events.APIGatewayProxyRequest
+		readJSON(t, "apigw-libraries.json", &ev)
+		want, err := h(ctx, ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev.Body, ev.IsBase64Encoded = "not base64 at all!", true
+		got, err := h(ctx, ev)
+		if err != nil || got.StatusCode != want.StatusCode || got.Body != want.Body {
+			t.Errorf("a GET whose body is not base64: %d %.200s, %v; want the answer without it, %d", got.StatusCode, got.Body, err, want.StatusCode)
+		}
+		ev.HTTPMethod = "POST"
+		if got, err := h(ctx, ev); err != nil || got.StatusCode != 405 || jsonCode(got.Body) != doclib.EMethodNotAllowed {
+			t.Errorf("a POST whose body is not base64: %d %s, %v; want 405", got.StatusCode, got.Body, err)
+		}
+	})
+}
+
+func jsonCode(body string) string {
+	var e struct{ Error struct{ Code string } }
+	_ = json.Unmarshal([]byte(body), &e)
+	return e.Error.Code
+}

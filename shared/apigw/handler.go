@@ -2,14 +2,16 @@ package apigw
 
 import (
 	"context"
+	"encoding/base64"
+	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
-	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	doclib "github.com/doclib/doclib/shared"
 )
@@ -17,18 +19,70 @@ import (
 // ProxyHandler is the Lambda handler of a REST API proxy integration.
 type ProxyHandler func(context.Context, events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error)
 
-// Handler serves h for API Gateway's proxy events, through
-// aws-lambda-go-api-proxy. A HEAD answer loses its body, as net/http would
-// drop it.
+// Handler serves h for API Gateway's proxy events, as aws-lambda-go-api-proxy
+// does. A HEAD answer loses its body, as net/http would drop it.
+//
+// Every event is answered by h, never with a Lambda error for what a client
+// sent: API Gateway would turn that error into its bare 502 {"message":
+// "Internal server error"}, without the API's error shape or X-Request-Id,
+// and count a failed invocation. See request for the events that the proxy
+// library alone cannot turn into an http.Request.
 func Handler(h http.Handler) ProxyHandler {
-	adapter := httpadapter.New(h)
+	var accessor core.RequestAccessor
 	return func(ctx context.Context, ev events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
-		resp, err := adapter.ProxyWithContext(ctx, ev)
-		if err == nil && strings.EqualFold(ev.HTTPMethod, http.MethodHead) {
+		r, err := request(ctx, &accessor, ev)
+		if err != nil {
+			return events.APIGatewayProxyResponse{}, fmt.Errorf("apigw: could not convert the proxy event to a request: %w", err)
+		}
+		w := core.NewProxyResponseWriter()
+		h.ServeHTTP(w, r)
+		resp, err := w.GetProxyResponse()
+		if err != nil {
+			return resp, fmt.Errorf("apigw: proxy response: %w", err)
+		}
+		if strings.EqualFold(ev.HTTPMethod, http.MethodHead) {
 			resp.Body, resp.IsBase64Encoded = "", false
 		}
-		return resp, err
+		return resp, nil
 	}
+}
+
+// request turns an event into the handler's request. Two things a client
+// sends would make the proxy library fail:
+//   - A path that is no valid URL path, such as /documents/%zz: the REST API
+//     passes paths on still percent-encoded. The path is kept as it came, not
+//     unescaped, and the handler answers it as a path that names nothing (404
+//     not_found), after the rate limits and with the headers and log line of
+//     every request.
+//   - A body that is not the base64 it claims to be. It is dropped: the API
+//     reads no body (it serves GET and answers any other method 405).
+//
+// The error is non-nil only when the event does not convert even so, which no
+// API Gateway event does (its domain name is a host name).
+func request(ctx context.Context, accessor *core.RequestAccessor, ev events.APIGatewayProxyRequest) (*http.Request, error) {
+	path := ev.Path
+	if !strings.HasPrefix(path, "/") {
+		path = "/" + path
+	}
+	_, err := url.ParseRequestURI(path)
+	badPath := err != nil
+	if badPath {
+		ev.Path = "/"
+	}
+	if ev.IsBase64Encoded {
+		if _, err := base64.StdEncoding.DecodeString(ev.Body); err != nil {
+			ev.Body, ev.IsBase64Encoded = "", false
+		}
+	}
+	r, err := accessor.EventToRequestWithContext(ctx, ev)
+	if err != nil {
+		return nil, err
+	}
+	if badPath {
+		r.URL.Path, r.URL.RawPath = path, ""
+		r.RequestURI = r.URL.RequestURI()
+	}
+	return r, nil
 }
 
 // RequestID returns API Gateway's ID of the request, so that the X-Request-Id

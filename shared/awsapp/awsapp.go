@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"strconv"
 	"time"
@@ -116,11 +117,15 @@ func API(ctx context.Context, group string, getenv func(string) string, log *slo
 		if err != nil {
 			return nil, fmt.Errorf("awsapp: %w", err)
 		}
+		if err := checkSearchIndex(ctx, b, e.ID(), log); err != nil {
+			return nil, err
+		}
 		opts = append(opts, service.WithSearch(&search.Searcher{Backend: b, Embedder: search.Cached(e, 0), Rules: rules}, dynamo.NewLedger(t)))
 	case httpapi.GroupLibraries, httpapi.GroupDocuments:
 	default:
 		return nil, fmt.Errorf("awsapp: no route group %q", group)
 	}
+	opts = append(opts, service.WithLogger(log))
 	svc := service.New(dynamo.NewStore(t), nil, opts...)
 	h := httpapi.NewServer(httpapi.Config{Service: svc, Limiter: dynamo.NewLimiter(t), KeyLimit: keyLimit, IPLimit: ipLimit,
 		Logger: log, RequestID: apigw.RequestID, Authenticate: apigw.Principal(time.Now)})
@@ -137,8 +142,37 @@ func Authorizer(ctx context.Context, getenv func(string) string, log *slog.Logge
 	if err != nil {
 		return nil, err
 	}
-	a := &apigw.Authorizer{Service: service.New(dynamo.NewStore(t), nil), Logger: log}
+	a := &apigw.Authorizer{Service: service.New(dynamo.NewStore(t), nil, service.WithLogger(log)), Logger: log}
 	return a.Handle, nil
+}
+
+// checkSearchIndex is the search function's cold-start check that the index
+// behind the alias holds vectors of its embedder, in its mapping version: it
+// never compares one model's query vectors with another's document vectors.
+// An index of another embedder or mapping fails the init, which Lambda shows
+// and retries, until a reindex (or a deploy of the index's embedder) cures it.
+//
+// The function only reads. Where the alias does not exist yet (a new stack,
+// before the indexer's first cold start creates it) its refused creation is
+// logged, not fatal: there is nothing to compare, and searches answer once the
+// index exists.
+func checkSearchIndex(ctx context.Context, b *opensearch.Backend, embedder string, log *slog.Logger) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	created, err := b.EnsureIndex(ctx)
+	var se *opensearch.StatusError
+	switch {
+	case errors.Is(err, opensearch.ErrIncompatible):
+		return fmt.Errorf("awsapp: search: %w; run doclib-admin reindex against this stack's table and cluster, or deploy the embedder the index was built with", err)
+	case errors.As(err, &se) && se.Method == http.MethodPut:
+		log.Warn("search: no index behind the alias yet, and this function may not create one; the indexer creates it at its cold start",
+			"alias", b.Alias(), "embedder", embedder, "err", err)
+	case err != nil:
+		return fmt.Errorf("awsapp: OpenSearch index: %w", err)
+	case created:
+		log.Info("search: created an empty index behind the alias", "alias", b.Alias(), "embedder", embedder)
+	}
+	return nil
 }
 
 // StreamHandler is the indexer's Lambda handler.
@@ -148,7 +182,10 @@ type StreamHandler func(context.Context, events.DynamoDBEvent) (events.DynamoDBE
 // index exists and was built for this embedder: a new stack gets an empty
 // index that the stream fills as data is imported, and an index of another
 // embedder stops the function (every batch fails, the alarms fire) rather
-// than mix vectors of two models; doclib-admin reindex cures that.
+// than mix vectors of two models; doclib-admin reindex cures that. A warm
+// container checks again before it writes, at most every
+// indexer.DefaultCheckEvery: a reindex may swap the alias to an index of
+// another embedder under it, and then its batches fail until they match again.
 func Indexer(ctx context.Context, getenv func(string) string, log *slog.Logger) (StreamHandler, error) {
 	t, err := table(ctx, getenv)
 	if err != nil {
@@ -172,7 +209,19 @@ func Indexer(ctx context.Context, getenv func(string) string, log *slog.Logger) 
 	}
 	t.ConsistentRead = true // a re-read after a stream record must see that record's write
 	store := dynamo.NewStore(t)
-	x := &indexer.Indexer{Source: store, Embedder: e, Index: b, Logger: log}
+	// A warm container checks the index again before it writes: a reindex
+	// may have swapped the alias to an index of another embedder.
+	check := func(ctx context.Context) error {
+		created, err := b.EnsureIndex(ctx)
+		if errors.Is(err, opensearch.ErrIncompatible) {
+			return fmt.Errorf("%w; run doclib-admin reindex with this function's embedder, or deploy the index's", err)
+		}
+		if created {
+			log.Warn("indexer: the alias had gone; created an empty index behind it", "alias", b.Alias(), "embedder", e.ID())
+		}
+		return err
+	}
+	x := &indexer.Indexer{Source: store, Embedder: e, Index: b, Logger: log, CheckIndex: check}
 	if plans := getenv(EnvUsagePlans); plans != "" {
 		u, err := usageKeys(ctx, plans)
 		if err != nil {

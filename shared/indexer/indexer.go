@@ -21,6 +21,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -76,7 +77,29 @@ type Indexer struct {
 	// table's keys; nil when the API is not behind usage plans (tests, local).
 	Usage UsageKeys
 	Keys  KeySource
+
+	// CheckIndex, when set, checks that the index behind the alias holds this
+	// embedder's vectors in this mapping version (opensearch's EnsureIndex).
+	// A warm function checked it at its cold start, but a reindex may since
+	// have swapped the alias to an index of another embedder, and writing this
+	// embedder's vectors there would mix two models. So it is called again
+	// before documents are embedded and written, at most once per
+	// CheckEvery while it passes and once per batch while it fails. When it
+	// fails, every document the batch would write fails (their records come
+	// back); deletions go ahead, as they write no vector.
+	CheckIndex func(context.Context) error
+	// CheckEvery is how long a passed check is trusted; 0 means
+	// DefaultCheckEvery.
+	CheckEvery time.Duration
+	// Now is the clock of CheckEvery; nil means time.Now.
+	Now func() time.Time
+
+	checkMu sync.Mutex
+	checked time.Time // when CheckIndex last passed
 }
+
+// DefaultCheckEvery is how long the indexer trusts a passed CheckIndex.
+const DefaultCheckEvery = 5 * time.Minute
 
 // Change is what one stream record asks the indexer to look at again. Affected
 // reports it without reading the table; Handle expands libraries and workspaces
@@ -431,21 +454,70 @@ func (x *Indexer) workspaceDocuments(ctx context.Context, ws string, libDocs map
 func (x *Indexer) index(ctx context.Context, ids []string) map[string]bool {
 	failed := map[string]bool{}
 	ws := &workspaces{src: x.Source, m: map[string]*wsEntry{}}
+	check := x.indexCheck()
 	for chunk := range slices.Chunk(ids, x.batchSize()) {
-		for _, id := range x.indexChunk(ctx, chunk, ws) {
+		for _, id := range x.indexChunk(ctx, chunk, ws, check) {
 			failed[id] = true
 		}
 	}
 	return failed
 }
 
-func (x *Indexer) indexChunk(ctx context.Context, ids []string, ws *workspaces) (failed []string) {
+// indexCheck returns the CheckIndex of one batch: run when first needed, and
+// not again in the batch.
+func (x *Indexer) indexCheck() func(context.Context) error {
+	var (
+		done bool
+		err  error
+	)
+	return func(ctx context.Context) error {
+		if !done {
+			done, err = true, x.checkIndex(ctx)
+			if err != nil {
+				x.logger().Error("indexer: the index check failed; this batch embeds and writes no document",
+					"embedder", x.Embedder.ID(), "error", err)
+			}
+		}
+		return err
+	}
+}
+
+// checkIndex calls CheckIndex unless it passed less than CheckEvery ago.
+func (x *Indexer) checkIndex(ctx context.Context) error {
+	if x.CheckIndex == nil {
+		return nil
+	}
+	now := time.Now
+	if x.Now != nil {
+		now = x.Now
+	}
+	every := x.CheckEvery
+	if every <= 0 {
+		every = DefaultCheckEvery
+	}
+	x.checkMu.Lock()
+	defer x.checkMu.Unlock()
+	if !x.checked.IsZero() && now().Sub(x.checked) < every {
+		return nil
+	}
+	at := now()
+	if err := x.CheckIndex(ctx); err != nil {
+		x.checked = time.Time{}
+		return fmt.Errorf("indexer: check the index: %w", err)
+	}
+	x.checked = at
+	return nil
+}
+
+func (x *Indexer) indexChunk(ctx context.Context, ids []string, ws *workspaces, check func(context.Context) error) (failed []string) {
 	log := x.logger()
 	docs, err := x.Source.Documents(ctx, ids)
 	if err != nil {
 		log.Error("indexer: read documents", "documents", len(ids), "first", ids[0], "error", err)
 		return ids
 	}
+	// Nothing is embedded for an index that cannot take the vectors.
+	blocked := len(docs) > 0 && check(ctx) != nil
 	built := make([]*search.IndexDoc, len(ids))
 	errs := make([]error, len(ids))
 	var gone []string
@@ -453,8 +525,12 @@ func (x *Indexer) indexChunk(ctx context.Context, ids []string, ws *workspaces) 
 	sem := make(chan struct{}, concurrency)
 	for i, id := range ids {
 		doc, ok := docs[id]
-		if !ok {
+		switch {
+		case !ok:
 			gone = append(gone, id)
+			continue
+		case blocked:
+			failed = append(failed, id)
 			continue
 		}
 		wg.Add(1)

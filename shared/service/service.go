@@ -9,6 +9,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -33,6 +34,7 @@ type Service struct {
 	now      func() time.Time
 	searcher *search.Searcher
 	ledger   doclib.Ledger
+	log      *slog.Logger
 }
 
 // Option configures a Service.
@@ -42,6 +44,19 @@ type Option func(*Service)
 // holds the AI credit every search spends.
 func WithSearch(searcher *search.Searcher, ledger doclib.Ledger) Option {
 	return func(s *Service) { s.searcher, s.ledger = searcher, ledger }
+}
+
+// WithLogger sets where the service logs what it does not tell clients, such
+// as why a key was refused when the cause is in the data (nil: slog.Default()).
+func WithLogger(log *slog.Logger) Option {
+	return func(s *Service) { s.log = log }
+}
+
+func (s *Service) logger() *slog.Logger {
+	if s.log != nil {
+		return s.log
+	}
+	return slog.Default()
 }
 
 // New returns a Service over store. now may be nil (time.Now).
@@ -73,6 +88,8 @@ func (p Page) Offset() int {
 
 // Authenticate checks a bearer secret and returns who it acts for. The stored key
 // is found by the SHA-256 of the secret and the hashes are compared in constant time.
+// A key that cannot work (unknown, expired, of a removed device or of a workspace
+// that no longer exists) is a coded 401; any other error is a failure to check.
 func (s *Service) Authenticate(ctx context.Context, secret string) (*doclib.Principal, error) {
 	if secret == "" {
 		return nil, doclib.Errorf(doclib.EUnauthorised, "Missing API key. Send it in the Authorization header as \"Bearer <API_KEY>\".")
@@ -111,6 +128,14 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (*doclib.Prin
 	}
 	if dev == nil || dev.Status != doclib.DeviceActive {
 		return nil, doclib.Errorf(doclib.EKeyDeviceRemoved, "The device that created this API key was removed or archived, so the key no longer works. Create a new key from an active device.")
+	}
+	if errors.Is(wErr, doclib.ErrNotFound) {
+		// The key outlived its workspace: no request can succeed with it. That is
+		// a refusal (which API Gateway caches), not a failure to check the key
+		// (retried on every request, and alarmed on).
+		s.logger().WarnContext(ctx, "service: API key refused: its workspace does not exist",
+			"key_id", key.ID, "workspace_id", key.WorkspaceID)
+		return nil, doclib.Errorf(doclib.EUnauthorised, "The API key no longer works: its workspace no longer exists.")
 	}
 	if wErr != nil {
 		return nil, fmt.Errorf("service: look up workspace %s: %w", key.WorkspaceID, wErr)
