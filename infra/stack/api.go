@@ -76,8 +76,12 @@ func newAPI(s awscdk.Stack, cfg Config, fns map[string]*function) *api {
 			DataTraceEnabled: jsii.Bool(false),
 			MetricsEnabled:   jsii.Bool(true),
 			TracingEnabled:   jsii.Bool(true),
-			// No stage or method throttling: the usage plans throttle per key,
-			// WAF per IP, and the handler counts exact per-minute windows.
+			// The whole stage, every key and IP together: every customer stack
+			// shares the account's Region-wide quota and Lambda concurrency, so
+			// one customer's flood must not take them all. Per key and per IP the
+			// handler counts exact windows, with the usage plans and WAF behind it.
+			ThrottlingRateLimit:  jsii.Number(float64(cfg.StageRateLimit)),
+			ThrottlingBurstLimit: jsii.Number(float64(cfg.StageBurstLimit)),
 		},
 	})
 	a := &api{rest: rest, stage: rest.DeploymentStage(), plans: map[string]awsapigateway.UsagePlan{}, accessLogs: accessLogs}
@@ -97,13 +101,16 @@ func newAPI(s awscdk.Stack, cfg Config, fns map[string]*function) *api {
 	}
 	for _, tier := range Tiers {
 		a.plans[tier] = rest.AddUsagePlan(jsii.String("UsagePlan"+fnID(tier)), &awsapigateway.UsagePlanProps{
-			Name:        jsii.String(cfg.ResourcePrefix() + "-" + tier),
-			Description: jsii.String(fmt.Sprintf("doclib %s keys of %s workspaces: %d requests per minute", cfg.Customer, tier, cfg.KeyLimit)),
-			// Per key: a token bucket refilled at the per-minute limit spread
-			// over the minute, holding at most one minute's worth.
+			Name: jsii.String(cfg.ResourcePrefix() + "-" + tier),
+			Description: jsii.String(fmt.Sprintf("doclib %s keys of %s workspaces: backstop at twice the %d requests per minute the function counts exactly",
+				cfg.Customer, tier, cfg.KeyLimit)),
+			// Per key: a token bucket of twice the per-minute limit, refilled at
+			// twice the limit a minute (Config.PlanRateLimit says why). The
+			// function's fixed windows are the limit, and answer with the spec's
+			// headers; this only stops a client the function never sees refuse.
 			Throttle: &awsapigateway.ThrottleSettings{
-				RateLimit:  jsii.Number(float64(cfg.KeyLimit) / 60),
-				BurstLimit: jsii.Number(float64(cfg.KeyLimit)),
+				RateLimit:  jsii.Number(cfg.PlanRateLimit()),
+				BurstLimit: jsii.Number(float64(cfg.PlanBurstLimit())),
 			},
 			ApiStages: &[]*awsapigateway.UsagePlanPerApiStage{{Api: rest, Stage: a.stage}},
 		})
@@ -205,21 +212,27 @@ func GatewayResponses(cfg Config) []GatewayResponse {
 		{Type: "UNAUTHORIZED", Status: "401", Code: doclib.EUnauthorised, Message: "The API key is missing. " + useKey},
 		{Type: "EXPIRED_TOKEN", Status: "401", Code: doclib.EUnauthorised, Message: "The credentials have expired. " + useKey},
 		{Type: "INVALID_SIGNATURE", Status: "401", Code: doclib.EUnauthorised, Message: "The request signature is not valid. " + useKey},
-		// The key is valid but its usage identifier is in no usage plan yet:
-		// the indexer registers a new key within seconds of its creation.
-		{Type: "INVALID_API_KEY", Status: "403", Code: doclib.EForbidden, Message: "This API key is not enabled for the API yet. Retry in a minute; if it persists, ask your workspace administrator."},
+		// The authorizer allowed the key (or its cached Allow did) but its usage
+		// identifier is in no usage plan: the key was revoked within the
+		// authorizer's cache TTL (the indexer has deleted its API key), or it
+		// was created seconds ago and the indexer has not registered it yet.
+		// The first is a wrong key to the spec: 401 unauthorised.
+		{Type: "INVALID_API_KEY", Status: "401", Code: doclib.EUnauthorised,
+			Message: "The API key is not valid. If it was created in the last minute, retry shortly; otherwise send a valid key: Authorization: Bearer <API_KEY>."},
 		{Type: "AUTHORIZER_FAILURE", Status: "503", Code: doclib.EUnavailable, Message: "The API key could not be checked just now. Retry in a few seconds."},
 		{Type: "AUTHORIZER_CONFIGURATION_ERROR", Status: "503", Code: doclib.EUnavailable, Message: "The API key could not be checked just now. Retry in a few seconds."},
-		// The usage plan's token bucket: one request's worth refills in
-		// ThrottleRetryAfter seconds.
+		// A usage plan's token bucket (per key) or the stage's (everyone): one
+		// request's worth refills in ThrottleRetryAfter seconds.
 		{Type: "THROTTLED", Status: "429", Code: doclib.ERateLimited, RetryAfter: cfg.ThrottleRetryAfter(),
-			Message: "Too many requests with this API key. Wait the number of seconds in the Retry-After header, then retry."},
+			Message: "Too many requests. Wait the number of seconds in the Retry-After header, then retry."},
 		// The plans set no quota, so this should not happen; should an
 		// operator add one, a minute keeps clients from hammering the gateway
 		// without promising a reset time the gateway does not tell us.
 		{Type: "QUOTA_EXCEEDED", Status: "429", Code: doclib.ERateLimited, RetryAfter: 60,
 			Message: "This API key has used its request quota. Wait the number of seconds in the Retry-After header, then retry."},
-		// The only blocking WAF rule is the per-IP rate rule (one-minute window).
+		// The only blocking WAF rule is the per-IP rate rule (one-minute
+		// window). Its Block has no custom response, which would take
+		// precedence over this one and could not carry X-Request-Id.
 		{Type: "WAF_FILTERED", Status: "429", Code: doclib.ERateLimited, RetryAfter: wafRetryAfter,
 			Message: "Too many requests from your IP address. Wait the number of seconds in the Retry-After header, then retry."},
 		// An unknown path (or a parent segment without a method, /documents).
@@ -283,11 +296,13 @@ func (a *api) addGatewayResponse(g GatewayResponse) {
 	a.rest.AddGatewayResponse(jsii.String("Response"+strings.ReplaceAll(g.Type, "_", "")), opts)
 }
 
-// usagePlansEnv is awsapp.EnvUsagePlans: individual=<id>,team=<id>,enterprise=<id>.
-func (a *api) usagePlansEnv() *string {
-	parts := make([]string, len(Tiers))
-	for i, tier := range Tiers {
-		parts[i] = tier + "=" + *a.plans[tier].UsagePlanId()
+// usagePlansEnv is awsapp.EnvUsagePlans, as usageplan.ParsePlans reads it:
+// customer=<customer>,individual=<id>,team=<id>,enterprise=<id>. The customer
+// names and tags the stack's API keys, as the indexer's IAM policy requires.
+func (a *api) usagePlansEnv(customer string) *string {
+	parts := []string{"customer=" + customer}
+	for _, tier := range Tiers {
+		parts = append(parts, tier+"="+*a.plans[tier].UsagePlanId())
 	}
 	return jsii.String(strings.Join(parts, ","))
 }

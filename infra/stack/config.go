@@ -34,8 +34,14 @@ type Config struct {
 	EmbedDimensions int
 	// KeyLimit and IPLimit are requests per minute per key and per client IP.
 	KeyLimit, IPLimit int
+	// StageRateLimit and StageBurstLimit throttle the whole stage (every key
+	// and IP together), in requests per second and a bucket of requests.
+	StageRateLimit, StageBurstLimit int
 	// AuthorizerCacheSeconds is the TTL of API Gateway's authorizer cache.
 	AuthorizerCacheSeconds int
+	// AuthorizerReservedConcurrency reserves that many concurrent executions
+	// for the authorizer; 0 reserves none.
+	AuthorizerReservedConcurrency int
 	// LogRetentionDays applies to every log group of the stack.
 	LogRetentionDays int
 	// AlarmEmail, when set, subscribes to the alarms' SNS topic.
@@ -57,6 +63,16 @@ var Defaults = Config{
 	EmbedDimensions:     1024,
 	KeyLimit:            100, // decisions.md
 	IPLimit:             300, // decisions.md
+	// Every customer stack shares the account's Region-wide API Gateway quota
+	// (10,000 requests per second, burst 5,000, by default) and its Lambda
+	// concurrency: one stage may take a tenth of the rate and two fifths of the
+	// burst, far above what its keys' limits add up to in ordinary use.
+	StageRateLimit:  1000,
+	StageBurstLimit: 2000,
+	// None by default: a reservation takes concurrency from every other
+	// function of the account (Lambda keeps 100 unreserved), and new accounts
+	// may have far less than 1,000 in all.
+	AuthorizerReservedConcurrency: 0,
 	// 60 s rather than API Gateway's default of 300 s: a revoked key, a
 	// removed device or a suspended subscription takes effect within this
 	// time, since a cached Allow is not asked again.
@@ -75,7 +91,10 @@ const (
 	KeyEmbedDimensions        = "embedDimensions"
 	KeyKeyLimit               = "keyLimit"
 	KeyIPLimit                = "ipLimit"
+	KeyStageRateLimit         = "stageRateLimit"
+	KeyStageBurstLimit        = "stageBurstLimit"
 	KeyAuthorizerCacheSeconds = "authorizerCacheSeconds"
+	KeyAuthorizerConcurrency  = "authorizerReservedConcurrency"
 	KeyLogRetentionDays       = "logRetentionDays"
 	KeyAlarmEmail             = "alarmEmail"
 )
@@ -153,6 +172,24 @@ func ParseConfig(get func(key string) any) (Config, error) {
 	p.int(KeyIPLimit, &c.IPLimit, func(n int) error {
 		if n < 10 || n > 2_000_000_000 {
 			return fmt.Errorf("use requests per minute from 10 (the lowest limit of an AWS WAF rate-based rule) to 2000000000")
+		}
+		return nil
+	})
+	p.int(KeyStageRateLimit, &c.StageRateLimit, func(n int) error {
+		if n < 1 || n > 100_000 {
+			return fmt.Errorf("use requests per second from 1 to 100000 (the account's Region-wide quota, 10000 by default, caps it anyway)")
+		}
+		return nil
+	})
+	p.int(KeyStageBurstLimit, &c.StageBurstLimit, func(n int) error {
+		if n < 1 || n > 100_000 {
+			return fmt.Errorf("use a burst of requests from 1 to 100000 (the account's Region-wide quota, 5000 by default, caps it anyway)")
+		}
+		return nil
+	})
+	p.int(KeyAuthorizerConcurrency, &c.AuthorizerReservedConcurrency, func(n int) error {
+		if n < 0 || n > 10_000 {
+			return fmt.Errorf("use 0 (no reservation) or a number of concurrent executions up to 10000 that leaves the account at least 100 unreserved")
 		}
 		return nil
 	})
@@ -259,9 +296,27 @@ func (c Config) StackName() string { return "Doclib-" + c.Customer }
 // ResourcePrefix starts the names of named resources: doclib-<customer>.
 func (c Config) ResourcePrefix() string { return "doclib-" + c.Customer }
 
-// ThrottleRetryAfter is the Retry-After of API Gateway's THROTTLED response:
-// the time a usage plan's token bucket, refilled at KeyLimit/60 requests per
-// second, takes to hold one request again (at least 1 s).
+// planHeadroom is how many times the per-key limit the usage plans admit.
+// The plans are a backstop behind the function's exact fixed windows
+// (decisions.md: exactly KeyLimit requests succeed per window), never the
+// limit itself: a client may send KeyLimit requests at the end of one window
+// and KeyLimit more at the start of the next, 2×KeyLimit within moments, all
+// of which the spec allows. A bucket of 2×KeyLimit refilled at 2×KeyLimit a
+// minute admits every pattern of at most KeyLimit per window (any span of
+// k windows' length holds at most (k+1)×KeyLimit such requests, and the
+// bucket offers 2×KeyLimit + 2k×KeyLimit ≥ (k+1)×KeyLimit), with room to
+// spare for the gateway's best-effort counting.
+const planHeadroom = 2
+
+// PlanRateLimit is the usage plans' steady rate per key, requests per second.
+func (c Config) PlanRateLimit() float64 { return float64(planHeadroom*c.KeyLimit) / 60 }
+
+// PlanBurstLimit is the usage plans' bucket per key, in requests.
+func (c Config) PlanBurstLimit() int { return planHeadroom * c.KeyLimit }
+
+// ThrottleRetryAfter is the Retry-After of API Gateway's THROTTLED response
+// (a usage plan's or the stage's bucket): the time the slower of the two,
+// a plan's bucket, takes to hold one request again (at least 1 s).
 func (c Config) ThrottleRetryAfter() int {
-	return max(1, int(math.Ceil(60/float64(c.KeyLimit))))
+	return max(1, int(math.Ceil(1/c.PlanRateLimit())))
 }

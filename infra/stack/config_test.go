@@ -19,7 +19,7 @@ func TestParseConfigDefaults(t *testing.T) {
 	}
 	want := Config{Customer: "demo", Search: "domain", DomainInstanceType: "r7g.large.search", DomainInstanceCount: 2,
 		DomainVolumeGB: 100, BedrockModel: "amazon.titan-embed-text-v2:0", EmbedDimensions: 1024, KeyLimit: 100, IPLimit: 300,
-		AuthorizerCacheSeconds: 60, LogRetentionDays: 90}
+		StageRateLimit: 1000, StageBurstLimit: 2000, AuthorizerCacheSeconds: 60, AuthorizerReservedConcurrency: 0, LogRetentionDays: 90}
 	if c != want {
 		t.Fatalf("defaults are %+v, want %+v (update infra/README.md with them)", c, want)
 	}
@@ -33,14 +33,16 @@ func TestParseConfigReadsEveryKey(t *testing.T) {
 		KeyCustomer: "acme-2", KeySearch: "serverless", KeyDomainInstanceType: "m7g.xlarge.search",
 		KeyDomainInstanceCount: "4", KeyDomainVolumeGB: float64(200), KeyBedrockModel: "amazon.titan-embed-text-v2:0",
 		KeyEmbedDimensions: "512", KeyKeyLimit: " 120 ", KeyIPLimit: float64(600), KeyAuthorizerCacheSeconds: "0",
-		KeyLogRetentionDays: "365", KeyAlarmEmail: "ops@example.com",
+		KeyLogRetentionDays: "365", KeyAlarmEmail: "ops@example.com", KeyStageRateLimit: "50", KeyStageBurstLimit: float64(80),
+		KeyAuthorizerConcurrency: "20",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := Config{Customer: "acme-2", Search: SearchServerless, DomainInstanceType: "m7g.xlarge.search", DomainInstanceCount: 4,
 		DomainVolumeGB: 200, BedrockModel: "amazon.titan-embed-text-v2:0", EmbedDimensions: 512, KeyLimit: 120, IPLimit: 600,
-		AuthorizerCacheSeconds: 0, LogRetentionDays: 365, AlarmEmail: "ops@example.com"}
+		AuthorizerCacheSeconds: 0, LogRetentionDays: 365, AlarmEmail: "ops@example.com", StageRateLimit: 50, StageBurstLimit: 80,
+		AuthorizerReservedConcurrency: 20}
 	if c != want {
 		t.Fatalf("got %+v\nwant %+v", c, want)
 	}
@@ -74,6 +76,9 @@ func TestParseConfigErrorsNameTheKey(t *testing.T) {
 		{KeyIPLimit, "100k", "not a whole number"},
 		{KeyIPLimit, "5", "from 10"},
 		{KeyAuthorizerCacheSeconds, "3601", "3600"},
+		{KeyStageRateLimit, "0", "from 1"},
+		{KeyStageBurstLimit, "100001", "100000"},
+		{KeyAuthorizerConcurrency, "-1", "0 (no reservation)"},
 		{KeyAuthorizerCacheSeconds, true, "not a whole number"},
 		{KeyDomainInstanceCount, "3", "even"},
 		{KeyDomainInstanceCount, "two", "not a whole number"},
@@ -100,11 +105,67 @@ func TestParseConfigErrorsNameTheKey(t *testing.T) {
 }
 
 func TestThrottleRetryAfter(t *testing.T) {
-	for limit, want := range map[int]int{100: 1, 60: 1, 59: 2, 30: 2, 7: 9, 1: 60, 10000: 1} {
+	// A plan's bucket refills at 2×keyLimit a minute: one request every
+	// 30/keyLimit seconds.
+	for limit, want := range map[int]int{100: 1, 60: 1, 30: 1, 29: 2, 7: 5, 1: 30, 10000: 1} {
 		if got := (Config{KeyLimit: limit}).ThrottleRetryAfter(); got != want {
 			t.Errorf("keyLimit %d: Retry-After %d, want %d", limit, got, want)
 		}
 	}
+}
+
+// TestPlanIsABackstop runs the usage plans' token bucket (the plan's rate and
+// burst, full at first) over request patterns decisions.md allows, at most
+// keyLimit per fixed minute, and checks that it refuses none of them: the
+// function's exact windows answer 429, with the spec's headers, before the
+// gateway's bucket ever does.
+func TestPlanIsABackstop(t *testing.T) {
+	for _, limit := range []int{1, 7, 100, 120, 1000} {
+		c := Config{KeyLimit: limit}
+		rate, burst := c.PlanRateLimit(), float64(c.PlanBurstLimit())
+		if burst < 2*float64(limit) || rate < 2*float64(limit)/60 {
+			t.Errorf("keyLimit %d: plan rate %v/s, burst %v: want at least twice the limit", limit, rate, burst)
+		}
+		const eps = 1e-3
+		patterns := map[string]func(w int) []float64{ // request times within window w
+			"all at the start": func(w int) []float64 { return repeat(limit, 60*float64(w)) },
+			"all at the end":   func(w int) []float64 { return repeat(limit, 60*float64(w+1)-eps) },
+			"end, then start": func(w int) []float64 {
+				if w%2 == 0 {
+					return repeat(limit, 60*float64(w+1)-eps)
+				}
+				return repeat(limit, 60*float64(w))
+			},
+			"evenly": func(w int) []float64 {
+				ts := make([]float64, limit)
+				for i := range ts {
+					ts[i] = 60*float64(w) + 60*float64(i)/float64(limit)
+				}
+				return ts
+			},
+		}
+		for name, at := range patterns {
+			tokens, last := burst, 0.0
+			for w := 0; w < 20; w++ {
+				for _, ts := range at(w) {
+					tokens = min(burst, tokens+(ts-last)*rate)
+					last = ts
+					if tokens < 1-1e-9 {
+						t.Fatalf("keyLimit %d, %s: the plan refuses a request at %.3f s in window %d", limit, name, ts, w)
+					}
+					tokens--
+				}
+			}
+		}
+	}
+}
+
+func repeat(n int, t float64) []float64 {
+	ts := make([]float64, n)
+	for i := range ts {
+		ts[i] = t
+	}
+	return ts
 }
 
 func TestEveryRetentionHasACDKValue(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/doclib/doclib/shared/awsapp"
 	"github.com/doclib/doclib/shared/dynamo"
+	"github.com/doclib/doclib/shared/usageplan"
 )
 
 // sizing is a function's memory and timeout. Lambda gives CPU in proportion
@@ -68,7 +69,7 @@ func newFunction(s awscdk.Stack, cfg Config, name, codeDir string, role awsiam.R
 	// Only this log group: the role writes nowhere else (no AWS-managed
 	// AWSLambdaBasicExecutionRole, which allows every log group).
 	logs.GrantWrite(role)
-	fn := awslambda.NewFunction(s, jsii.String(fnID(name)), &awslambda.FunctionProps{
+	props := &awslambda.FunctionProps{
 		FunctionName:  jsii.String(cfg.ResourcePrefix() + "-" + name),
 		Description:   jsii.String("doclib " + size.about),
 		Runtime:       awslambda.Runtime_PROVIDED_AL2023(),
@@ -82,7 +83,14 @@ func newFunction(s awscdk.Stack, cfg Config, name, codeDir string, role awsiam.R
 		LoggingFormat: awslambda.LoggingFormat_JSON,
 		LogGroup:      logs,
 		Environment:   &env,
-	})
+	}
+	if name == awsapp.FunctionAuthorizer && cfg.AuthorizerReservedConcurrency > 0 {
+		// Every request the cache misses needs the authorizer: reserved
+		// concurrency keeps it answering when other functions of the account
+		// take the rest (and caps it there).
+		props.ReservedConcurrentExecutions = jsii.Number(float64(cfg.AuthorizerReservedConcurrency))
+	}
+	fn := awslambda.NewFunction(s, jsii.String(fnID(name)), props)
 	return &function{name: name, fn: fn, role: role, logs: logs}
 }
 
@@ -110,6 +118,19 @@ var (
 	tableReadActions = []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query"}
 	streamActions    = []string{"dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams"}
 )
+
+// The attributes, besides the key, that the counters' UpdateItem calls name
+// (shared/dynamo/limits.go), for dynamodb:Attributes conditions.
+// TestCountersMatchTheStore checks them against the requests the store makes.
+var (
+	attrsRateLimit = []string{"n", "exp"} // a window's count and its TTL
+	attrsCredit    = []string{"credit"}   // a workspace's AI credit
+)
+
+// counterReturnValues are the ReturnValues a counter's UpdateItem may ask
+// for: none or the updated attributes, never ALL_OLD or ALL_NEW, which would
+// read the whole item.
+var counterReturnValues = []string{"NONE", "UPDATED_OLD", "UPDATED_NEW"}
 
 // tableReadResources are the table and the one index the store queries
 // (byOrder); byWorkspace serves doclib-admin's import only.
@@ -141,15 +162,35 @@ func grantTableRead(role awsiam.Role, t awsdynamodb.Table, prefixes ...string) {
 	role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(st))
 }
 
-// grantCounters lets role update items under prefixes: the rate limiter's
-// windows and, for search, the AI-credit ledger. Nothing else is written.
-func grantCounters(role awsiam.Role, t awsdynamodb.Table, prefixes ...string) {
+// grantCounter lets role UpdateItem items whose partition key starts with
+// prefix, naming no attribute but the key's and attrs, and getting back at
+// most the attributes it updated. Nothing else is written.
+//
+// IAM has no condition on the sort key, so the statement cannot name the item
+// (CREDIT of a WS# partition): the attribute list is what keeps the ledger's
+// grant off the workspace's plan and subscription, its devices' status and
+// its key listings, which hold none of these attributes but the key.
+func grantCounter(role awsiam.Role, t awsdynamodb.Table, sid, prefix string, attrs ...string) {
+	sc := dynamo.TableSchema()
+	conds := *leadingKeys(prefix)
+	conds["ForAllValues:StringEquals"] = map[string]any{"dynamodb:Attributes": append([]string{sc.PartitionKey, sc.SortKey}, attrs...)}
+	conds["StringEqualsIfExists"] = map[string]any{"dynamodb:ReturnValues": counterReturnValues}
 	role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Sid:        jsii.String("UpdateCounters"),
+		Sid:        jsii.String(sid),
 		Actions:    jsii.Strings("dynamodb:UpdateItem"),
 		Resources:  &[]*string{t.TableArn()},
-		Conditions: leadingKeys(prefixes...),
+		Conditions: &conds,
 	}))
+}
+
+// grantRateLimits lets role count its rate-limit windows.
+func grantRateLimits(role awsiam.Role, t awsdynamodb.Table) {
+	grantCounter(role, t, "UpdateRateLimits", leadRateLimit, attrsRateLimit...)
+}
+
+// grantCredit lets role spend and refund workspaces' AI credit.
+func grantCredit(role awsiam.Role, t awsdynamodb.Table) {
+	grantCounter(role, t, "SpendCredit", leadWorkspace, attrsCredit...)
 }
 
 // grantStream lets the indexer's event source mapping read the table's
@@ -175,26 +216,59 @@ func grantBedrock(role awsiam.Role, model string) {
 	}))
 }
 
+// apigwARN is the ARN of an API Gateway resource path in the stack's Region.
+func apigwARN(path string) *string {
+	return awscdk.Fn_Join(jsii.String(""), &[]*string{
+		jsii.String("arn:"), awscdk.Aws_PARTITION(), jsii.String(":apigateway:"), awscdk.Aws_REGION(), jsii.String("::" + path),
+	})
+}
+
 // grantUsageKeys lets the indexer keep API Gateway's API keys in step with
-// doclib's keys (shared/usageplan): list, create, enable and delete API keys,
-// and add, read and remove them in the given usage plans only.
-func grantUsageKeys(role awsiam.Role, planIDs []*string) {
-	apigw := func(path string) *string {
-		return awscdk.Fn_Join(jsii.String(""), &[]*string{
-			jsii.String("arn:"), awscdk.Aws_PARTITION(), jsii.String(":apigateway:"), awscdk.Aws_REGION(), jsii.String("::" + path),
-		})
+// doclib's keys (shared/usageplan), and no other API keys: API keys are
+// account- and Region-wide, and every customer's stack shares the account.
+// The Syncer tags each key it creates usageplan.TagCustomer=<customer>, and
+// the policy holds it to that (API Gateway supports aws:RequestTag and
+// aws:TagKeys on POST /apikeys and on PUT /tags, aws:ResourceTag on a key):
+//
+//   - GET /apikeys: list keys by name. A list has no tags to condition on, so
+//     this lists the Region's keys; the Syncer never asks for their values.
+//   - POST /apikeys, and PUT /tags/* (tag-on-create needs it, and so does
+//     adopting the stack's keys from before they were tagged): only with the
+//     tag TagCustomer=<customer> and no other tag key.
+//   - PATCH, DELETE /apikeys/*: enable, rename or delete only keys tagged
+//     TagCustomer=<customer>.
+//   - POST /usageplans/<plan>/keys, GET and DELETE /usageplans/<plan>/keys/*:
+//     add, read and remove keys in this stack's three plans only.
+//
+// What IAM cannot say: PUT /tags is TagResource too, so the role could put
+// its own customer's tag on another resource of the Region, and then manage
+// it if it is a key. The Syncer never does (it tags only keys already in this
+// stack's plans); the policy alone does not prevent it.
+func grantUsageKeys(role awsiam.Role, customer string, planIDs []*string) {
+	onlyOurTag := map[string]any{
+		"StringEquals":              map[string]any{"aws:RequestTag/" + usageplan.TagCustomer: customer},
+		"ForAllValues:StringEquals": map[string]any{"aws:TagKeys": []string{usageplan.TagCustomer}},
 	}
-	resources := []*string{apigw("/apikeys"), apigw("/apikeys/*")}
+	var join, member []*string
 	for _, id := range planIDs {
-		resources = append(resources, apigw("/usageplans/"+*id+"/keys"), apigw("/usageplans/"+*id+"/keys/*"))
+		join = append(join, apigwARN("/usageplans/"+*id+"/keys"))
+		member = append(member, apigwARN("/usageplans/"+*id+"/keys/*"))
 	}
-	role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Sid: jsii.String("UsagePlanKeys"),
-		// PATCH enables a disabled key (UpdateApiKey); GET lists keys by name
-		// and reads a plan membership.
-		Actions:   jsii.Strings("apigateway:GET", "apigateway:POST", "apigateway:PATCH", "apigateway:DELETE"),
-		Resources: &resources,
-	}))
+	for _, st := range []*awsiam.PolicyStatementProps{
+		{Sid: jsii.String("ListApiKeys"), Actions: jsii.Strings("apigateway:GET"), Resources: &[]*string{apigwARN("/apikeys")}},
+		{Sid: jsii.String("CreateOwnApiKeys"), Actions: jsii.Strings("apigateway:POST"), Resources: &[]*string{apigwARN("/apikeys")},
+			Conditions: &onlyOurTag},
+		{Sid: jsii.String("TagOwnApiKeys"), Actions: jsii.Strings("apigateway:PUT"), Resources: &[]*string{apigwARN("/tags/*")},
+			Conditions: &onlyOurTag},
+		// PATCH enables a disabled key or renames an adopted one (UpdateApiKey).
+		{Sid: jsii.String("ManageOwnApiKeys"), Actions: jsii.Strings("apigateway:PATCH", "apigateway:DELETE"),
+			Resources:  &[]*string{apigwARN("/apikeys/*")},
+			Conditions: &map[string]any{"StringEquals": map[string]any{"aws:ResourceTag/" + usageplan.TagCustomer: customer}}},
+		{Sid: jsii.String("JoinUsagePlans"), Actions: jsii.Strings("apigateway:POST"), Resources: &join},
+		{Sid: jsii.String("UsagePlanMembers"), Actions: jsii.Strings("apigateway:GET", "apigateway:DELETE"), Resources: &member},
+	} {
+		role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(st))
+	}
 }
 
 // envLimits are the rate limits of the API functions' handler.
@@ -206,12 +280,13 @@ func envLimits(cfg Config) map[string]*string {
 }
 
 // envSearch is what the search and indexer functions need to reach
-// OpenSearch and Bedrock. The index alias keeps its default
-// (doclib-documents).
+// OpenSearch and Bedrock. The index alias is set explicitly, to the one the
+// search role's OpenSearch grant names (searchAlias).
 func envSearch(cfg Config, b *searchBackend) map[string]*string {
 	return map[string]*string{
 		awsapp.EnvOpenSearchURL:     b.url,
 		awsapp.EnvOpenSearchService: jsii.String(b.service),
+		awsapp.EnvOpenSearchAlias:   jsii.String(searchAlias),
 		awsapp.EnvEmbedder:          jsii.String("bedrock"),
 		awsapp.EnvEmbedModel:        jsii.String(cfg.BedrockModel),
 		awsapp.EnvEmbedDimensions:   jsii.String(strconv.Itoa(cfg.EmbedDimensions)),

@@ -7,6 +7,8 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/doclib/doclib/shared/dynamo"
 )
 
 // Stream settings of the indexer.
@@ -17,12 +19,40 @@ const (
 	streamRetries = 5
 )
 
+// streamFilters keep the stream records the indexer acts on (shared/indexer
+// Indexer.Affected) and drop the rest before Lambda is invoked: the rate
+// limiter's RL# windows (two writes per request, and their TTL deletes), the
+// AI-credit ledger's WS#…/CREDIT (one per search), devices, key listings,
+// library list copies and graphs, and documents' edges. What is left:
+//
+//   - DOC#<d> with sk A (the document) or R#<r> (a recording behind it);
+//   - WS#<ws> with sk WS (the workspace: a plan change re-indexes it);
+//   - KEY#<hash> with sk KEY (a key: usage plan registration).
+//
+// Lambda ORs the filters (at most 5 by default). TestStreamFilters runs every
+// kind of record through the indexer and these patterns.
+var streamFilters = []map[string]any{
+	streamKeys(map[string]any{"prefix": "DOC#"}, "A", map[string]any{"prefix": "R#"}),
+	streamKeys(map[string]any{"prefix": "WS#"}, "WS"),
+	streamKeys(map[string]any{"prefix": "KEY#"}, "KEY"),
+}
+
+// streamKeys is a filter on a record's keys: pk matches pk, sk one of sks.
+func streamKeys(pk any, sks ...any) map[string]any {
+	sc := dynamo.TableSchema()
+	return map[string]any{"dynamodb": map[string]any{"Keys": map[string]any{
+		sc.PartitionKey: map[string]any{"S": []any{pk}},
+		sc.SortKey:      map[string]any{"S": sks},
+	}}}
+}
+
 // connectStream feeds the table's stream to the indexer. The indexer reports
 // the records it could not handle (ReportBatchItemFailures), Lambda retries
 // from the first of them and splits a failing batch in two, and after
 // streamRetries a record's description goes to an encrypted queue, kept 14
 // days, for `doclib-admin reindex` or a person to act on. Records are
 // idempotent for the indexer (it re-reads the table), so retries are safe.
+// Only the records streamFilters keep invoke it.
 func connectStream(s awscdk.Stack, t awsdynamodb.Table, indexer *function) awssqs.Queue {
 	failed := awssqs.NewQueue(s, jsii.String("IndexerFailures"), &awssqs.QueueProps{
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
@@ -30,6 +60,10 @@ func connectStream(s awscdk.Stack, t awsdynamodb.Table, indexer *function) awssq
 		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
 	})
 	grantStream(indexer.role, t)
+	filters := make([]*map[string]any, len(streamFilters))
+	for i, f := range streamFilters {
+		filters[i] = awslambda.FilterCriteria_Filter(&f)
+	}
 	awslambda.NewEventSourceMapping(s, jsii.String("IndexerStream"), &awslambda.EventSourceMappingProps{
 		Target:                  indexer.fn,
 		EventSourceArn:          t.TableStreamArn(),
@@ -40,6 +74,7 @@ func connectStream(s awscdk.Stack, t awsdynamodb.Table, indexer *function) awssq
 		BisectBatchOnError:      jsii.Bool(true),
 		RetryAttempts:           jsii.Number(streamRetries),
 		OnFailure:               awslambdaeventsources.NewSqsDlq(failed),
+		Filters:                 &filters,
 	})
 	return failed
 }

@@ -28,9 +28,14 @@ const (
 	reasonXRay = "X-Ray's PutTraceSegments and PutTelemetryRecords do not support resource-level permissions: " +
 		"active tracing needs Resource *. The statement has no other action."
 	reasonDomainPaths = "OpenSearch Service authorizes HTTP paths under the domain ARN: <domain-arn>/* names this domain's " +
-		"indexes and APIs only, with the read-only or read-write ESHttp* verbs of the role."
-	reasonAPIKeys = "The indexer creates API Gateway API keys at run time (one per doclib key), so their IDs are unknown here: " +
-		"/apikeys/* and /usageplans/<plan-id>/keys/* are limited to this stack's three usage plans and to key management verbs."
+		"indexes and APIs only. Only the indexer has it: it creates the index and alias and writes documents (/_bulk, /_aliases). " +
+		"The search role may only POST <domain-arn>/<alias>/_search."
+	reasonAPIKeys = "The indexer creates one API Gateway API key per doclib key at run time, so key IDs are unknown here. " +
+		"/apikeys/*: PATCH and DELETE only, and only on keys tagged doclib:customer=<this customer> (aws:ResourceTag). " +
+		"/tags/*: PUT only, and only the tag doclib:customer=<this customer> (aws:RequestTag, aws:TagKeys), which tag-on-create " +
+		"of POST /apikeys needs; IAM cannot tell it from TagResource, so the role could also give another resource this tag. " +
+		"/usageplans/<plan>/keys/*: GET and DELETE of memberships in this stack's three usage plans only. " +
+		"Besides these, GET /apikeys lists the Region's API keys (a list has no tags to condition on; values are never asked for)."
 	reasonFailureQueue = "This queue is itself the on-failure destination of the indexer's stream; a dead-letter queue of it " +
 		"would only move the records again. Messages are kept 14 days and alarm when present."
 	reasonAccountLoggingRole = "API Gateway's CloudWatch role is one per account and Region, shared by every REST API there " +
@@ -63,11 +68,10 @@ func suppressFindings(s awscdk.Stack, cfg Config, a *api, search *searchBackend,
 		suppress(search.node, "AwsSolutions-OS3", reasonNoIPAllowList)
 		suppress(search.node, "AwsSolutions-OS4", reasonNoDedicatedMasters)
 		paths := "Resource::<" + ref(search.node) + ".Arn>/*"
-		suppress(fns[awsapp.FunctionSearch].role, "AwsSolutions-IAM5", reasonDomainPaths, paths)
 		suppress(fns[awsapp.FunctionIndexer].role, "AwsSolutions-IAM5", reasonDomainPaths, paths)
 	}
 	apigw := "Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::"
-	keys := []string{apigw + "/apikeys/*"}
+	keys := []string{apigw + "/apikeys/*", apigw + "/tags/*"}
 	for _, tier := range Tiers {
 		keys = append(keys, apigw+"/usageplans/<"+ref(a.plans[tier].Node().DefaultChild())+">/keys/*")
 	}

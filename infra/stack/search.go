@@ -8,19 +8,33 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsopensearchservice"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/doclib/doclib/shared/opensearch"
 )
 
 // engineVersion is the managed domain's engine: 2.19 is the first with faiss
 // HNSW on cosine spaces and hybrid pagination (docs/search.md).
 const engineVersion = "OpenSearch_2.19"
 
-// OpenSearch actions. The search function only reads (its queries are POST
-// _search); the indexer also creates the index and alias at cold start and
-// writes documents.
+// searchAlias is the index alias the functions search and write, set in
+// their environment (envSearch) and named in the search role's grant.
+const searchAlias = opensearch.DefaultAlias
+
+// OpenSearch access on a managed domain. The search function makes one kind
+// of request, POST /<alias>/_search (shared/opensearch Backend.Match and
+// MostActive; it never reads the mapping: the indexer checks it at cold
+// start), so it may make that one and no other: a POST anywhere under the
+// domain would also allow /_bulk, /_delete_by_query and /_aliases. The
+// indexer creates the index and alias at cold start and writes documents
+// (/_bulk, /_aliases, PUT and DELETE of indexes), so it keeps every verb on
+// the domain's paths.
 var (
-	esReadActions  = []string{"es:ESHttpGet", "es:ESHttpHead", "es:ESHttpPost"}
-	esWriteActions = []string{"es:ESHttpGet", "es:ESHttpHead", "es:ESHttpPost", "es:ESHttpPut", "es:ESHttpDelete"}
+	esSearchActions = []string{"es:ESHttpPost"}
+	esWriteActions  = []string{"es:ESHttpGet", "es:ESHttpHead", "es:ESHttpPost", "es:ESHttpPut", "es:ESHttpDelete"}
 )
+
+// esSearchPath is the one path the search role may use under a domain ARN.
+const esSearchPath = "/" + searchAlias + "/_search"
 
 // searchBackend is the OpenSearch the search and indexer functions use.
 type searchBackend struct {
@@ -56,6 +70,7 @@ func newDomain(s awscdk.Stack, cfg Config, reader, writer awsiam.IRole, retentio
 		awscdk.Aws_ACCOUNT_ID(), jsii.String(":domain/" + name),
 	})
 	paths := jsii.String(*arn + "/*")
+	searchPath := jsii.String(*arn + esSearchPath)
 
 	// Slow logs and error logs go to CloudWatch. The service writes them under
 	// a CloudWatch Logs resource policy (there may be 10 per account and
@@ -86,10 +101,10 @@ func newDomain(s awscdk.Stack, cfg Config, reader, writer awsiam.IRole, retentio
 
 	access := awsiam.NewPolicyDocument(&awsiam.PolicyDocumentProps{Statements: &[]awsiam.PolicyStatement{
 		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-			Sid:        jsii.String("SearchReads"),
+			Sid:        jsii.String("SearchQueries"),
 			Principals: &[]awsiam.IPrincipal{awsiam.NewArnPrincipal(reader.RoleArn())},
-			Actions:    jsii.Strings(esReadActions...),
-			Resources:  &[]*string{paths},
+			Actions:    jsii.Strings(esSearchActions...),
+			Resources:  &[]*string{searchPath},
 		}),
 		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 			Sid:        jsii.String("IndexerReadsAndWrites"),
@@ -156,14 +171,16 @@ func newDomain(s awscdk.Stack, cfg Config, reader, writer awsiam.IRole, retentio
 		service:  "es",
 		endpoint: d.AttrDomainEndpoint(),
 		grant: func(role awsiam.IRole, write bool) {
-			actions := esReadActions
+			actions := esSearchActions
+			resources := []*string{jsii.String(*d.AttrArn() + esSearchPath)}
 			if write {
 				actions = esWriteActions
+				resources = []*string{d.AttrArn(), jsii.String(*d.AttrArn() + "/*")}
 			}
 			role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 				Sid:       jsii.String("OpenSearch"),
 				Actions:   jsii.Strings(actions...),
-				Resources: &[]*string{d.AttrArn(), jsii.String(*d.AttrArn() + "/*")},
+				Resources: &resources,
 			}))
 		},
 		node: d,

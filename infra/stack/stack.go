@@ -12,6 +12,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/doclib/doclib/shared/awsapp"
+	"github.com/doclib/doclib/shared/usageplan"
 )
 
 // New declares the stack of cfg in scope. bins holds every function's built
@@ -25,7 +26,8 @@ func New(scope constructs.Construct, cfg Config, bins Binaries) (awscdk.Stack, e
 	s := awscdk.NewStack(scope, jsii.String(cfg.StackName()), &awscdk.StackProps{
 		Description: jsii.String("doclib read API for " + cfg.Customer),
 	})
-	awscdk.Tags_Of(s).Add(jsii.String("doclib:customer"), jsii.String(cfg.Customer), nil)
+	// The same tag as the indexer's API keys carry (and its IAM policy checks).
+	awscdk.Tags_Of(s).Add(jsii.String(usageplan.TagCustomer), jsii.String(cfg.Customer), nil)
 
 	table := newTable(s)
 	roles := newRoles(s, cfg)
@@ -47,12 +49,11 @@ func New(scope constructs.Construct, cfg Config, bins Binaries) (awscdk.Stack, e
 
 	// Least privilege, function by function (TestLeadingKeysMatchTheStore
 	// checks the prefixes against what shared/dynamo writes and reads).
-	for _, name := range []string{awsapp.FunctionLibraries, awsapp.FunctionDocuments} {
+	for _, name := range []string{awsapp.FunctionLibraries, awsapp.FunctionDocuments, awsapp.FunctionSearch} {
 		grantTableRead(roles[name], table)
-		grantCounters(roles[name], table, leadRateLimit)
+		grantRateLimits(roles[name], table)
 	}
-	grantTableRead(roles[awsapp.FunctionSearch], table)
-	grantCounters(roles[awsapp.FunctionSearch], table, leadRateLimit, leadWorkspace)
+	grantCredit(roles[awsapp.FunctionSearch], table)
 	search.grant(roles[awsapp.FunctionSearch], false)
 	grantBedrock(roles[awsapp.FunctionSearch], cfg.BedrockModel)
 	grantTableRead(roles[awsapp.FunctionAuthorizer], table, leadKey, leadWorkspace)
@@ -62,8 +63,8 @@ func New(scope constructs.Construct, cfg Config, bins Binaries) (awscdk.Stack, e
 
 	api := newAPI(s, cfg, fns)
 	indexer := fns[awsapp.FunctionIndexer]
-	indexer.fn.AddEnvironment(jsii.String(awsapp.EnvUsagePlans), api.usagePlansEnv(), nil)
-	grantUsageKeys(indexer.role, api.planIDs())
+	indexer.fn.AddEnvironment(jsii.String(awsapp.EnvUsagePlans), api.usagePlansEnv(cfg.Customer), nil)
+	grantUsageKeys(indexer.role, cfg.Customer, api.planIDs())
 	failed := connectStream(s, table, indexer)
 	newWAF(s, cfg, api)
 	newAlarms(s, cfg, api, fns, failed)
@@ -74,7 +75,7 @@ func New(scope constructs.Construct, cfg Config, bins Binaries) (awscdk.Stack, e
 	output("ApiUrl", *api.rest.Url(), "Base URL of the API: append a route, e.g. <ApiUrl>libraries")
 	output("TableName", *table.TableName(), "DynamoDB table (doclib-admin --table)")
 	output("OpenSearchEndpoint", *search.endpoint, "OpenSearch "+cfg.Search+" endpoint ("+search.service+")")
-	output("UsagePlans", *api.usagePlansEnv(), "Usage plan per tier, as "+awsapp.EnvUsagePlans+" takes them")
+	output("UsagePlans", *api.usagePlansEnv(cfg.Customer), "Usage plan per tier, as "+awsapp.EnvUsagePlans+" takes them")
 	for _, tier := range Tiers {
 		output("UsagePlan"+fnID(tier), *api.plans[tier].UsagePlanId(), "Usage plan of "+tier+" workspaces")
 	}

@@ -1,6 +1,7 @@
 package stack
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
 	"sort"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/doclib/doclib/shared/awsapp"
 	"github.com/doclib/doclib/shared/dynamo"
+	"github.com/doclib/doclib/shared/usageplan"
 )
 
 // env returns the environment of the function named name.
@@ -58,7 +60,7 @@ func TestFunctions(t *testing.T) {
 		}
 		// Each function gets the variables it reads, and no other.
 		search := map[string]string{
-			awsapp.EnvOpenSearchURL: "", awsapp.EnvOpenSearchService: "es", awsapp.EnvEmbedder: "bedrock",
+			awsapp.EnvOpenSearchURL: "", awsapp.EnvOpenSearchService: "es", awsapp.EnvOpenSearchAlias: searchAlias, awsapp.EnvEmbedder: "bedrock",
 			awsapp.EnvEmbedModel: s.cfg.BedrockModel, awsapp.EnvEmbedDimensions: itoa(s.cfg.EmbedDimensions),
 		}
 		if s.cfg.Search == SearchServerless {
@@ -242,12 +244,40 @@ func TestLeastPrivilege(t *testing.T) {
 		c, _ := st.condition.(map[string]any)["ForAllValues:StringLike"].(map[string]any)
 		return list(c["dynamodb:LeadingKeys"])
 	}
-	for name, want := range map[string][]any{
-		awsapp.FunctionLibraries: {"RL#*"}, awsapp.FunctionDocuments: {"RL#*"}, awsapp.FunctionSearch: {"RL#*", "WS#*"},
+	// Every UpdateItem is held to one partition prefix, the attributes of its
+	// counter (and the key), and ReturnValues that give back no other
+	// attribute: IAM cannot name the sort key, so the attributes are what
+	// keep the credit grant off a WS# partition's other items (plan,
+	// subscription, devices, key listings).
+	sc := dynamo.TableSchema()
+	counter := func(prefix string, attrs ...string) string {
+		all := append([]any{sc.PartitionKey, sc.SortKey}, toAny(attrs)...)
+		return fmt.Sprint(prefix, all)
+	}
+	rateLimits := counter("RL#*", attrsRateLimit...)
+	credit := counter("WS#*", attrsCredit...)
+	for name, want := range map[string][]string{
+		awsapp.FunctionLibraries: {rateLimits}, awsapp.FunctionDocuments: {rateLimits}, awsapp.FunctionSearch: {rateLimits, credit},
 	} {
-		ups := actions[name]["dynamodb:UpdateItem"]
-		if len(ups) != 1 || !reflect.DeepEqual(leading(ups[0]), want) {
-			t.Errorf("%s: UpdateItem %v, want only on partitions %v", name, ups, want)
+		var got []string
+		for _, up := range actions[name]["dynamodb:UpdateItem"] {
+			c := up.condition.(map[string]any)
+			attrs, _ := c["ForAllValues:StringEquals"].(map[string]any)
+			rv, _ := c["StringEqualsIfExists"].(map[string]any)
+			if len(c) != 3 || !reflect.DeepEqual(list(rv["dynamodb:ReturnValues"]), []any{"NONE", "UPDATED_OLD", "UPDATED_NEW"}) {
+				t.Errorf("%s: UpdateItem conditions %v, want LeadingKeys, Attributes and ReturnValues only", name, c)
+			}
+			lk := leading(up)
+			if len(lk) != 1 {
+				t.Errorf("%s: UpdateItem on partitions %v, want one prefix per statement", name, lk)
+				continue
+			}
+			got = append(got, fmt.Sprint(lk[0], list(attrs["dynamodb:Attributes"])))
+		}
+		sort.Strings(got)
+		sort.Strings(want)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: UpdateItem %v, want %v", name, got, want)
 		}
 	}
 	for _, name := range []string{awsapp.FunctionAuthorizer, awsapp.FunctionIndexer} {
@@ -260,27 +290,123 @@ func TestLeastPrivilege(t *testing.T) {
 	}
 	for _, name := range awsapp.Functions {
 		search := name == awsapp.FunctionSearch || name == awsapp.FunctionIndexer
-		if has(name, "bedrock:InvokeModel") != search || has(name, "es:ESHttpGet") != search {
-			t.Errorf("%s: Bedrock %v, OpenSearch %v", name, has(name, "bedrock:InvokeModel"), has(name, "es:ESHttpGet"))
+		if has(name, "bedrock:InvokeModel") != search || has(name, "es:ESHttpPost") != search {
+			t.Errorf("%s: Bedrock %v, OpenSearch %v", name, has(name, "bedrock:InvokeModel"), has(name, "es:ESHttpPost"))
 		}
 		writes := name == awsapp.FunctionIndexer
-		if has(name, "es:ESHttpPut") != writes || has(name, "apigateway:POST") != writes || has(name, "dynamodb:GetRecords") != writes {
-			t.Errorf("%s: OpenSearch writes, API key management or stream reads where only the indexer should have them", name)
+		if has(name, "es:ESHttpPut") != writes || has(name, "es:ESHttpGet") != writes || has(name, "apigateway:POST") != writes ||
+			has(name, "dynamodb:GetRecords") != writes {
+			t.Errorf("%s: OpenSearch reads of mappings or writes, API key management or stream reads where only the indexer should have them", name)
 		}
+	}
+	// The search function may POST its alias's _search and nothing else: a
+	// POST anywhere on the domain would allow /_bulk, /_delete_by_query and
+	// /_aliases too.
+	domain := s.one(t, "AWS::OpenSearchService::Domain").ID
+	var esSearch []string
+	for a, sts := range actions[awsapp.FunctionSearch] {
+		if !strings.HasPrefix(a, "es:") {
+			continue
+		}
+		for _, st := range sts {
+			esSearch = append(esSearch, fmt.Sprint(st.actions, st.resources))
+		}
+	}
+	if want := fmt.Sprint([]string{"es:ESHttpPost"}, []string{"<" + domain + ".Arn>/doclib-documents/_search"}); len(esSearch) != 1 || esSearch[0] != want {
+		t.Errorf("search role's OpenSearch grants %v, want only %s", esSearch, want)
 	}
 	for _, st := range actions[awsapp.FunctionSearch]["bedrock:InvokeModel"] {
 		if !reflect.DeepEqual(st.resources, []string{"arn:<AWS::Partition>:bedrock:<AWS::Region>::foundation-model/" + s.cfg.BedrockModel}) {
 			t.Errorf("Bedrock on %v", st.resources)
 		}
 	}
-	for _, st := range actions[awsapp.FunctionIndexer]["apigateway:POST"] {
-		for _, r := range st.resources {
-			if !strings.HasSuffix(r, "::/apikeys") && !strings.HasSuffix(r, "::/apikeys/*") &&
-				!(strings.Contains(r, "::/usageplans/<ApiUsagePlan") && (strings.HasSuffix(r, ">/keys") || strings.HasSuffix(r, ">/keys/*"))) {
-				t.Errorf("indexer manages API Gateway resource %s", r)
+}
+
+// TestIndexerManagesOnlyItsOwnApiKeys: API keys are account- and Region-wide
+// and every customer stack shares the account, so the indexer may create
+// keys only tagged with its customer (and no other tag), change or delete
+// only keys carrying that tag, and touch memberships of its own stack's
+// usage plans only. Listing keys is the one unconditioned grant: a list has
+// no tags to test.
+func TestIndexerManagesOnlyItsOwnApiKeys(t *testing.T) {
+	for _, variant := range []map[string]any{defaultContext, serverlessContext} {
+		s := synth(t, variant)
+		role, _ := getAtt(func() any {
+			for _, f := range s.resources("AWS::Lambda::Function") {
+				if f.ID == s.functionID(t, awsapp.FunctionIndexer) {
+					return f.Props["Role"]
+				}
+			}
+			return nil
+		}())
+		plans := map[string]bool{}
+		for _, p := range s.resources("AWS::ApiGateway::UsagePlan") {
+			plans[p.ID] = true
+		}
+		apigw := "arn:<AWS::Partition>:apigateway:<AWS::Region>::"
+		tag := usageplan.TagCustomer
+		onlyOurTag := map[string]any{
+			"StringEquals":              map[string]any{"aws:RequestTag/" + tag: s.cfg.Customer},
+			"ForAllValues:StringEquals": map[string]any{"aws:TagKeys": []any{tag}},
+		}
+		ourKeys := map[string]any{"StringEquals": map[string]any{"aws:ResourceTag/" + tag: s.cfg.Customer}}
+		want := map[string]struct { // by action and resource: the condition
+			cond any
+		}{
+			"apigateway:GET " + apigw + "/apikeys":      {nil},
+			"apigateway:POST " + apigw + "/apikeys":     {onlyOurTag},
+			"apigateway:PUT " + apigw + "/tags/*":       {onlyOurTag},
+			"apigateway:PATCH " + apigw + "/apikeys/*":  {ourKeys},
+			"apigateway:DELETE " + apigw + "/apikeys/*": {ourKeys},
+		}
+		for id := range plans {
+			want["apigateway:POST "+apigw+"/usageplans/<"+id+">/keys"] = struct{ cond any }{nil}
+			want["apigateway:GET "+apigw+"/usageplans/<"+id+">/keys/*"] = struct{ cond any }{nil}
+			want["apigateway:DELETE "+apigw+"/usageplans/<"+id+">/keys/*"] = struct{ cond any }{nil}
+		}
+		got := map[string]bool{}
+		for _, st := range s.identityStatements() {
+			for _, a := range st.actions {
+				if !strings.HasPrefix(a, "apigateway:") {
+					continue
+				}
+				if st.owner != role {
+					t.Errorf("%s may %s", st.owner, a)
+					continue
+				}
+				for _, r := range st.resources {
+					k := a + " " + r
+					w, ok := want[k]
+					if !ok {
+						t.Errorf("indexer may %s", k)
+						continue
+					}
+					got[k] = true
+					if !reflect.DeepEqual(st.condition, w.cond) {
+						t.Errorf("indexer may %s on condition %v, want %v", k, st.condition, w.cond)
+					}
+				}
 			}
 		}
+		for k := range want {
+			if !got[k] {
+				t.Errorf("indexer may not %s", k)
+			}
+		}
+		// The stack's other resources carry the same tag, and the Syncer's
+		// keys get the same value (DOCLIB_USAGE_PLANS, TestUsagePlans).
+		if tags := s.one(t, "AWS::DynamoDB::Table").Props["Tags"]; !strings.Contains(fmt.Sprint(tags), tag+" Value:"+s.cfg.Customer) {
+			t.Errorf("table tags %v, want %s=%s", tags, tag, s.cfg.Customer)
+		}
 	}
+}
+
+func toAny(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
 }
 
 func TestTable(t *testing.T) {
@@ -355,6 +481,13 @@ func TestIndexerStream(t *testing.T) {
 		esm["MaximumRetryAttempts"] != float64(streamRetries) || esm["BatchSize"] != float64(streamBatchSize) {
 		t.Errorf("stream settings %v", esm)
 	}
+	var patterns []string
+	for _, f := range list(esm["FilterCriteria"].(map[string]any)["Filters"]) {
+		patterns = append(patterns, f.(map[string]any)["Pattern"].(string))
+	}
+	if len(patterns) != len(streamFilters) || len(patterns) > 5 {
+		t.Errorf("stream filters %v, want the %d of streamFilters (Lambda takes 5)", patterns, len(streamFilters))
+	}
 	dest := esm["DestinationConfig"].(map[string]any)["OnFailure"].(map[string]any)["Destination"]
 	if id, _ := getAtt(dest); id != queue.ID {
 		t.Errorf("on-failure destination %v, want the queue", dest)
@@ -414,6 +547,12 @@ func TestOpenSearchDomain(t *testing.T) {
 		if m["Effect"] != "Allow" || m["Condition"] != nil {
 			t.Errorf("access statement %v", m)
 		}
+		searchRole := ""
+		for _, f := range s.resources("AWS::Lambda::Function") {
+			if f.ID == s.functionID(t, "search") {
+				searchRole, _ = getAtt(f.Props["Role"])
+			}
+		}
 		for _, pr := range list(m["Principal"].(map[string]any)["AWS"]) {
 			if r := render(pr); strings.HasSuffix(r, ":root") && strings.Contains(r, "AWS::AccountId") {
 				got["account"] = true
@@ -425,10 +564,20 @@ func TestOpenSearchDomain(t *testing.T) {
 			}
 			got[id] = true
 		}
+		// The search role: POST <alias>/_search only; the indexer and the
+		// account's identities: the domain's paths.
+		principal, _ := getAtt(m["Principal"].(map[string]any)["AWS"])
+		wantRes, wantActs := ":domain/"+s.cfg.ResourcePrefix()+"/*", []any{"es:ESHttpGet", "es:ESHttpHead", "es:ESHttpPost", "es:ESHttpPut", "es:ESHttpDelete"}
+		if principal == searchRole {
+			wantRes, wantActs = ":domain/"+s.cfg.ResourcePrefix()+"/doclib-documents/_search", []any{"es:ESHttpPost"}
+		}
 		for _, r := range list(m["Resource"]) {
-			if !strings.HasSuffix(render(r), ":domain/"+s.cfg.ResourcePrefix()+"/*") {
-				t.Errorf("access policy on %s", render(r))
+			if !strings.HasSuffix(render(r), wantRes) {
+				t.Errorf("access policy for %v on %s, want …%s", m["Principal"], render(r), wantRes)
 			}
+		}
+		if !reflect.DeepEqual(list(m["Action"]), wantActs) {
+			t.Errorf("access policy for %v allows %v, want %v", m["Principal"], m["Action"], wantActs)
 		}
 	}
 	if len(got) != 3 || !got["account"] {

@@ -25,6 +25,7 @@ var (
 	serverlessContext = map[string]any{
 		KeyCustomer: "acme", KeySearch: SearchServerless, KeyKeyLimit: "120", KeyIPLimit: "600",
 		KeyEmbedDimensions: "512", KeyAuthorizerCacheSeconds: "30", KeyAlarmEmail: "ops@example.com",
+		KeyStageRateLimit: "300", KeyStageBurstLimit: "600", KeyAuthorizerConcurrency: "10",
 	}
 )
 

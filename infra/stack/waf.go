@@ -1,13 +1,9 @@
 package stack
 
 import (
-	"strconv"
-
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awswafv2"
 	"github.com/aws/jsii-runtime-go"
-
-	doclib "github.com/doclib/doclib/shared"
 )
 
 // wafWindowSeconds is the rate rule's window: decisions.md's per-IP limit is
@@ -15,26 +11,35 @@ import (
 // handler's own per-IP window is exact.
 const wafWindowSeconds = 60
 
-// wafRetryAfter is the Retry-After of a WAF block: WAF keeps blocking an IP
-// until its rate over the window falls below the limit, up to a window.
+// wafRetryAfter is the Retry-After of a WAF block (the WAF_FILTERED gateway
+// response): WAF keeps blocking an IP until its rate over the window falls
+// below the limit, up to a window.
 const wafRetryAfter = 60
 
 // newWAF is a regional web ACL on the stage with one blocking rule: at most
-// ipLimit requests per client IP per minute, answered like the handler's
-// per-IP limit (429 rate_limited, Retry-After). It comes first in the order
-// of checks, so that key guessing is throttled too.
+// ipLimit requests per client IP per minute. It comes first in the order of
+// checks, so that key guessing is throttled too.
 //
-// No AWS managed rule group blocks: its blocks (403 by default, WAF_FILTERED)
-// would be answered as rate_limited, and this GET-only API with validated
-// parameters has no bodies or forms for them to inspect.
+// The Block has no custom response: WAF's own would take precedence over API
+// Gateway's gateway responses and could not carry the request's X-Request-Id
+// (decisions.md: every response has one). Without it API Gateway answers with
+// the WAF_FILTERED gateway response, 429 rate_limited in the API's error
+// shape with Retry-After and X-Request-Id (GatewayResponses).
+//
+// No sampled requests: a sample keeps each request's headers for three hours,
+// and the Authorization header is a customer's bearer key. There is no WAF
+// logging either; should it be added, its configuration must redact the
+// authorization header (RedactedFields).
+//
+// No AWS managed rule group blocks: its blocks (WAF_FILTERED too) would be
+// answered as rate_limited, and this GET-only API with validated parameters
+// has no bodies or forms for them to inspect.
 func newWAF(s awscdk.Stack, cfg Config, a *api) awswafv2.CfnWebACL {
-	body := GatewayResponse{Code: doclib.ERateLimited,
-		Message: "Too many requests from your IP address. Wait the number of seconds in the Retry-After header, then retry."}.Body()
 	visibility := func(metric string) *awswafv2.CfnWebACL_VisibilityConfigProperty {
 		return &awswafv2.CfnWebACL_VisibilityConfigProperty{
 			CloudWatchMetricsEnabled: jsii.Bool(true),
 			MetricName:               jsii.String(metric),
-			SampledRequestsEnabled:   jsii.Bool(true),
+			SampledRequestsEnabled:   jsii.Bool(false),
 		}
 	}
 	acl := awswafv2.NewCfnWebACL(s, jsii.String("WebAcl"), &awswafv2.CfnWebACLProps{
@@ -43,9 +48,6 @@ func newWAF(s awscdk.Stack, cfg Config, a *api) awswafv2.CfnWebACL {
 		Scope:            jsii.String("REGIONAL"),
 		DefaultAction:    &awswafv2.CfnWebACL_DefaultActionProperty{Allow: &awswafv2.CfnWebACL_AllowActionProperty{}},
 		VisibilityConfig: visibility(cfg.ResourcePrefix() + "-api"),
-		CustomResponseBodies: &map[string]*awswafv2.CfnWebACL_CustomResponseBodyProperty{
-			doclib.ERateLimited: {ContentType: jsii.String("APPLICATION_JSON"), Content: jsii.String(body)},
-		},
 		Rules: &[]*awswafv2.CfnWebACL_RuleProperty{{
 			Name:     jsii.String("per-ip-rate"),
 			Priority: jsii.Number(0),
@@ -56,17 +58,7 @@ func newWAF(s awscdk.Stack, cfg Config, a *api) awswafv2.CfnWebACL {
 					EvaluationWindowSec: jsii.Number(wafWindowSeconds),
 				},
 			},
-			Action: &awswafv2.CfnWebACL_RuleActionProperty{
-				Block: &awswafv2.CfnWebACL_BlockActionProperty{
-					CustomResponse: &awswafv2.CfnWebACL_CustomResponseProperty{
-						ResponseCode:          jsii.Number(429),
-						CustomResponseBodyKey: jsii.String(doclib.ERateLimited),
-						ResponseHeaders: &[]*awswafv2.CfnWebACL_CustomHTTPHeaderProperty{
-							{Name: jsii.String("Retry-After"), Value: jsii.String(strconv.Itoa(wafRetryAfter))},
-						},
-					},
-				},
-			},
+			Action:           &awswafv2.CfnWebACL_RuleActionProperty{Block: &awswafv2.CfnWebACL_BlockActionProperty{}},
 			VisibilityConfig: visibility(cfg.ResourcePrefix() + "-per-ip-rate"),
 		}},
 	})

@@ -26,9 +26,15 @@ import (
 // x-amzn-ErrorType header, JSON body with a message). All its usage plans are
 // taken to serve one API stage, as doclib's do, so like API Gateway it refuses
 // a key in two of them.
+//
+// A client made by clientAs(customer) is held to the indexer's IAM policy of
+// that customer's stack (infra/stack grantUsageKeys): it may create keys only
+// tagged TagCustomer=customer and with no other tag, tag resources only with
+// that tag, and change or delete only keys that carry it.
 type fakeAPIGateway struct {
 	t        *testing.T
-	pageSize int // GetApiKeys page size, small to make the client page
+	pageSize int               // GetApiKeys page size, small to make the client page
+	owners   map[string]string // access key ID → customer whose policy applies
 
 	mu       sync.Mutex
 	keys     []*fakeKey                 // in creation order, the order GetApiKeys lists
@@ -41,6 +47,7 @@ type fakeAPIGateway struct {
 type fakeKey struct {
 	ID, Name, Value, Description string
 	Enabled                      bool
+	Tags                         map[string]string
 }
 
 type fakeRequest struct {
@@ -62,7 +69,7 @@ type fakeFailure struct {
 func (e fakeFailure) Error() string { return e.Type + ": " + e.Message }
 
 func newFake(t *testing.T, plans ...string) *fakeAPIGateway {
-	f := &fakeAPIGateway{t: t, pageSize: 2, plans: map[string]map[string]bool{}, failures: map[string][]fakeFailure{}}
+	f := &fakeAPIGateway{t: t, pageSize: 2, plans: map[string]map[string]bool{}, failures: map[string][]fakeFailure{}, owners: map[string]string{}}
 	for _, p := range plans {
 		f.plans[p] = map[string]bool{}
 	}
@@ -77,11 +84,26 @@ func (f *fakeAPIGateway) client() *apigateway.Client {
 	return f.clientFor(srv.URL)
 }
 
+// clientAs returns a client held to customer's IAM policy.
+func (f *fakeAPIGateway) clientAs(customer string) *apigateway.Client {
+	srv := httptest.NewServer(f.handler())
+	f.t.Cleanup(srv.Close)
+	akid := "AKID" + strings.ToUpper(customer)
+	f.mu.Lock()
+	f.owners[akid] = customer
+	f.mu.Unlock()
+	return f.clientWith(srv.URL, akid)
+}
+
 func (f *fakeAPIGateway) clientFor(endpoint string) *apigateway.Client {
+	return f.clientWith(endpoint, "AKIDEXAMPLE")
+}
+
+func (f *fakeAPIGateway) clientWith(endpoint, akid string) *apigateway.Client {
 	return apigateway.New(apigateway.Options{
 		Region:       "eu-west-1",
 		BaseEndpoint: aws.String(endpoint),
-		Credentials:  credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "test-secret", ""),
+		Credentials:  credentials.NewStaticCredentialsProvider(akid, "test-secret", ""),
 		Retryer: retry.NewStandard(func(o *retry.StandardOptions) {
 			o.Backoff = retry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return 0, nil })
 			o.RateLimiter = ratelimit.None
@@ -96,11 +118,16 @@ func (f *fakeAPIGateway) fail(op string, errs ...fakeFailure) {
 	f.failures[op] = append(f.failures[op], errs...)
 }
 
-// addKey puts a key straight into the state, as an earlier run or a person left it.
+// addKey puts a key straight into the state, as an earlier run or a person
+// left it. A name "name|customer" tags the key with that customer.
 func (f *fakeAPIGateway) addKey(name, value string, enabled bool, plans ...string) *fakeKey {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	name, customer, tagged := strings.Cut(name, "|")
 	k := f.newKey(name, value, enabled)
+	if tagged {
+		k.Tags = map[string]string{TagCustomer: customer}
+	}
 	for _, p := range plans {
 		f.plans[p][k.ID] = true
 	}
@@ -156,6 +183,7 @@ func (f *fakeAPIGateway) handler() http.Handler {
 	mux.HandleFunc("POST /apikeys", f.route("CreateApiKey", http.StatusCreated, f.createAPIKey))
 	mux.HandleFunc("PATCH /apikeys/{apiKey}", f.route("UpdateApiKey", http.StatusOK, f.updateAPIKey))
 	mux.HandleFunc("DELETE /apikeys/{apiKey}", f.route("DeleteApiKey", http.StatusAccepted, f.deleteAPIKey))
+	mux.HandleFunc("PUT /tags/{arn...}", f.route("TagResource", http.StatusNoContent, f.tagResource))
 	mux.HandleFunc("GET /usageplans/{usagePlanId}/keys/{keyId}", f.route("GetUsagePlanKey", http.StatusOK, f.getUsagePlanKey))
 	mux.HandleFunc("POST /usageplans/{usagePlanId}/keys", f.route("CreateUsagePlanKey", http.StatusCreated, f.createUsagePlanKey))
 	mux.HandleFunc("DELETE /usageplans/{usagePlanId}/keys/{keyId}", f.route("DeleteUsagePlanKey", http.StatusAccepted, f.deleteUsagePlanKey))
@@ -241,6 +269,9 @@ func apiKeyJSON(k *fakeKey, withValue bool) map[string]any {
 	if k.Description != "" {
 		m["description"] = k.Description
 	}
+	if len(k.Tags) > 0 {
+		m["tags"] = k.Tags
+	}
 	if withValue {
 		m["value"] = k.Value
 	}
@@ -281,14 +312,44 @@ func (f *fakeAPIGateway) getAPIKeys(r *http.Request) any {
 	return out
 }
 
-// createAPIKey: POST /apikeys {name, value, enabled, description}. Values are unique.
+// caller is the customer whose IAM policy binds r's signer, or "" for none.
+func (f *fakeAPIGateway) caller(r *http.Request) string {
+	_, cred, _ := strings.Cut(r.Header.Get("Authorization"), "Credential=")
+	akid, _, _ := strings.Cut(cred, "/")
+	return f.owners[akid]
+}
+
+func denied(action string) fakeFailure {
+	return fakeFailure{http.StatusForbidden, "AccessDeniedException",
+		"User: arn:aws:sts::123456789012:assumed-role/indexer/x is not authorized to perform: " + action, false}
+}
+
+// mayTag is the policy's condition on creating and tagging: exactly the tag
+// TagCustomer=<the caller's customer>.
+func (f *fakeAPIGateway) mayTag(r *http.Request, tags map[string]string) bool {
+	c := f.caller(r)
+	return c == "" || (len(tags) == 1 && tags[TagCustomer] == c)
+}
+
+// mayChange is the policy's condition on changing or deleting a key: it is
+// tagged TagCustomer=<the caller's customer>.
+func (f *fakeAPIGateway) mayChange(r *http.Request, k *fakeKey) bool {
+	c := f.caller(r)
+	return c == "" || k.Tags[TagCustomer] == c
+}
+
+// createAPIKey: POST /apikeys {name, value, enabled, description, tags}. Values are unique.
 func (f *fakeAPIGateway) createAPIKey(r *http.Request) any {
 	var in struct {
 		Name, Value, Description string
 		Enabled                  bool
+		Tags                     map[string]string
 	}
 	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
 		return badRequest("Invalid JSON: " + err.Error())
+	}
+	if !f.mayTag(r, in.Tags) {
+		return denied("apigateway:POST")
 	}
 	if len(in.Value) < 20 {
 		return badRequest("API Key value should be at least 20 characters")
@@ -300,6 +361,9 @@ func (f *fakeAPIGateway) createAPIKey(r *http.Request) any {
 	}
 	k := f.newKey(in.Name, in.Value, in.Enabled)
 	k.Description = in.Description
+	if len(in.Tags) > 0 {
+		k.Tags = in.Tags
+	}
 	return apiKeyJSON(k, true)
 }
 
@@ -308,6 +372,9 @@ func (f *fakeAPIGateway) updateAPIKey(r *http.Request) any {
 	k := f.keyByID(r.PathValue("apiKey"))
 	if k == nil {
 		return notFound("Invalid API Key identifier specified")
+	}
+	if !f.mayChange(r, k) {
+		return denied("apigateway:PATCH")
 	}
 	var in struct {
 		PatchOperations []struct{ Op, Path, Value string }
@@ -321,6 +388,8 @@ func (f *fakeAPIGateway) updateAPIKey(r *http.Request) any {
 			k.Enabled = p.Value == "true"
 		case p.Op == "replace" && p.Path == "/description":
 			k.Description = p.Value
+		case p.Op == "replace" && p.Path == "/name":
+			k.Name = p.Value
 		default:
 			return badRequest(fmt.Sprintf("Invalid patch operation specified: %s %s", p.Op, p.Path))
 		}
@@ -334,6 +403,9 @@ func (f *fakeAPIGateway) deleteAPIKey(r *http.Request) any {
 	i := slices.IndexFunc(f.keys, func(k *fakeKey) bool { return k.ID == id })
 	if i < 0 {
 		return notFound("Invalid API Key identifier specified")
+	}
+	if !f.mayChange(r, f.keys[i]) {
+		return denied("apigateway:DELETE")
 	}
 	f.keys = slices.Delete(f.keys, i, i+1)
 	for _, members := range f.plans {
@@ -401,4 +473,40 @@ func (f *fakeAPIGateway) deleteUsagePlanKey(r *http.Request) any {
 	}
 	delete(members, id)
 	return nil
+}
+
+// tagResource: PUT /tags/{resource_arn} {tags}, for API keys only.
+func (f *fakeAPIGateway) tagResource(r *http.Request) any {
+	arn := r.PathValue("arn")
+	if want := "arn:aws:apigateway:eu-west-1::/apikeys/"; !strings.HasPrefix(arn, want) {
+		return badRequest("Invalid resource ARN " + arn + ", want " + want + "<id>")
+	}
+	k := f.keyByID(strings.TrimPrefix(arn, "arn:aws:apigateway:eu-west-1::/apikeys/"))
+	if k == nil {
+		return notFound("Invalid API Key identifier specified")
+	}
+	var in struct{ Tags map[string]string }
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+		return badRequest("Invalid JSON: " + err.Error())
+	}
+	if !f.mayTag(r, in.Tags) {
+		return denied("apigateway:PUT")
+	}
+	if k.Tags == nil {
+		k.Tags = map[string]string{}
+	}
+	for t, v := range in.Tags {
+		k.Tags[t] = v
+	}
+	return nil
+}
+
+// key returns a copy of the key with ID id.
+func (f *fakeAPIGateway) key(id string) fakeKey {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if k := f.keyByID(id); k != nil {
+		return *k
+	}
+	return fakeKey{}
 }

@@ -16,6 +16,13 @@ const description = "doclib key usage identifier"
 
 // Syncer registers API Gateway API keys and their usage plan memberships.
 //
+// Its keys are named KeyName(Plans.Customer, value) and tagged TagCustomer =
+// Plans.Customer; a key without both is never found, changed or deleted, so
+// that two stacks in one account keep out of each other's keys (and the IAM
+// policy would refuse anyway). Keys from before that naming, named value and
+// untagged, are adopted when they are in one of the stack's own usage plans
+// (see adopt).
+//
 // API Gateway's control plane is rate-limited (TooManyRequestsException); the
 // Client's retryer deals with that: the SDK's standard one retries throttling
 // with backoff, and a caller syncing many keys may want more MaxAttempts.
@@ -25,14 +32,15 @@ type Syncer struct {
 	Plans  Plans
 }
 
-// Put makes sure an API key named and valued value exists, is enabled, and is a
-// key of exactly the usage plan of tier (and of no other plan in s.Plans).
+// Put makes sure an API key named KeyName(customer, value), valued value and
+// tagged with the customer exists, is enabled, and is a key of exactly the
+// usage plan of tier (and of no other plan in s.Plans).
 //
 // Every step looks before it writes, so a second Put changes nothing, and a Put
 // finishes what an interrupted one left (key created but in no plan, disabled
-// key, key still in its old tier's plan).
+// key, key still in its old tier's plan, adoption tagged but not renamed).
 func (s *Syncer) Put(ctx context.Context, value, tier string) error {
-	plan, ok := s.Plans[tier]
+	plan, ok := s.Plans.ByTier[tier]
 	if !ok {
 		known := strings.Join(s.Plans.tiers(), ", ")
 		if known == "" {
@@ -40,7 +48,7 @@ func (s *Syncer) Put(ctx context.Context, value, tier string) error {
 		}
 		return fmt.Errorf("usageplan: unknown tier %q for key %s (known tiers: %s)", tier, short(value), known)
 	}
-	keyID, err := s.ensureKey(ctx, value) // checks value before any request
+	keyID, err := s.ensureKey(ctx, value) // checks value and customer before any request
 	if err != nil {
 		return err
 	}
@@ -50,7 +58,7 @@ func (s *Syncer) Put(ctx context.Context, value, tier string) error {
 	// only happens when a workspace changes tier.
 	seen := map[string]bool{plan: true}
 	for _, t := range s.Plans.tiers() {
-		if other := s.Plans[t]; !seen[other] {
+		if other := s.Plans.ByTier[t]; !seen[other] {
 			seen[other] = true
 			if err := s.leave(ctx, value, keyID, other); err != nil {
 				return err
@@ -60,12 +68,20 @@ func (s *Syncer) Put(ctx context.Context, value, tier string) error {
 	return s.join(ctx, value, keyID, plan)
 }
 
-// Delete removes the API key named value, and so its plan memberships. A key
-// that does not exist is no error.
+// Delete removes this stack's API key valued value, and so its plan
+// memberships. A key that does not exist is no error; another stack's key of
+// the same value is left alone.
 func (s *Syncer) Delete(ctx context.Context, value string) error {
 	keys, err := s.findKeys(ctx, value)
 	if err != nil {
 		return err
+	}
+	if len(keys) == 0 {
+		legacy, err := s.adopt(ctx, value)
+		if err != nil || legacy == nil {
+			return err
+		}
+		keys = append(keys, *legacy)
 	}
 	for _, k := range keys {
 		_, err := s.Client.DeleteApiKey(ctx, &apigateway.DeleteApiKeyInput{ApiKey: k.Id})
@@ -76,30 +92,45 @@ func (s *Syncer) Delete(ctx context.Context, value string) error {
 	return nil
 }
 
-// ensureKey returns the ID of the enabled API key named value, creating or
-// enabling it as needed.
+// ensureKey returns the ID of this stack's enabled API key valued value,
+// adopting, creating or enabling it as needed.
 func (s *Syncer) ensureKey(ctx context.Context, value string) (string, error) {
 	key, err := s.findKey(ctx, value)
 	if err != nil {
 		return "", err
 	}
 	if key == nil {
+		if key, err = s.adopt(ctx, value); err != nil {
+			return "", err
+		}
+	}
+	if key == nil {
 		out, err := s.Client.CreateApiKey(ctx, &apigateway.CreateApiKeyInput{
-			Name:        aws.String(value),
+			Name:        aws.String(KeyName(s.Plans.Customer, value)),
 			Value:       aws.String(value),
 			Enabled:     true,
 			Description: aws.String(description),
+			Tags:        map[string]string{TagCustomer: s.Plans.Customer},
 		})
 		if err == nil {
 			return aws.ToString(out.Id), nil
 		}
-		// A conflict means the key appeared since we looked: a concurrent Put, or
-		// a retried create whose first attempt landed. Use that key if it is ours.
+		// A conflict means a key of this value exists: a concurrent Put's, or a
+		// retried create whose first attempt landed. Use it if it is ours.
 		if !is[*types.ConflictException](err) {
 			return "", s.fail("CreateApiKey", value, "", err)
 		}
-		if key, _ = s.findKey(ctx, value); key == nil {
-			return "", s.fail("CreateApiKey", value, "", err)
+		if key, err = s.findKey(ctx, value); err != nil {
+			return "", err
+		}
+		if key == nil {
+			// API key values are unique in an account and Region: this one
+			// belongs to another stack (the same key imported into two) or
+			// predates per-stack keys without being in this stack's plans.
+			return "", s.fail("CreateApiKey", value, "", fmt.Errorf("an API key of this value exists but is not this stack's "+
+				"(named %s and tagged %s=%s): another stack's (the same doclib key in two stacks), "+
+				"or an untagged one in none of this stack's usage plans: %w",
+				KeyName(s.Plans.Customer, short(value)), TagCustomer, s.Plans.Customer, err))
 		}
 	}
 	if !key.Enabled {
@@ -116,31 +147,46 @@ func (s *Syncer) ensureKey(ctx context.Context, value string) (string, error) {
 	return aws.ToString(key.Id), nil
 }
 
-// findKey returns the API key named value, or nil if there is none. Two keys of
-// that name need a person to decide which to keep: without reading their values
-// (which this package never asks for) there is no telling which is doclib's.
+// findKey returns this stack's API key valued value, or nil if there is none.
+// Two such keys need a person to decide which to keep: without reading their
+// values (which this package never asks for) there is no telling which is
+// doclib's.
 func (s *Syncer) findKey(ctx context.Context, value string) (*types.ApiKey, error) {
 	keys, err := s.findKeys(ctx, value)
 	switch {
 	case err != nil:
 		return nil, err
 	case len(keys) > 1:
-		return nil, fmt.Errorf("usageplan: %d API keys are named %s; delete all but doclib's", len(keys), short(value))
+		return nil, fmt.Errorf("usageplan: %d API keys are named %s and tagged %s=%s; delete all but doclib's",
+			len(keys), KeyName(s.Plans.Customer, short(value)), TagCustomer, s.Plans.Customer)
 	case len(keys) == 1:
 		return &keys[0], nil
 	}
 	return nil, nil
 }
 
-// findKeys lists the API keys named exactly value. The name query is a prefix
-// match, so others may come back too.
+// findKeys lists this stack's API keys for value: named exactly
+// KeyName(customer, value) and tagged with the customer.
 func (s *Syncer) findKeys(ctx context.Context, value string) ([]types.ApiKey, error) {
-	// Every Put and Delete starts here, so this is where a bad value is refused.
+	name := KeyName(s.Plans.Customer, value)
+	return s.listKeys(ctx, value, name, func(k types.ApiKey) bool {
+		return aws.ToString(k.Name) == name && k.Tags[TagCustomer] == s.Plans.Customer
+	})
+}
+
+// listKeys lists the API keys whose name starts with query and that keep
+// says to keep. Values are never asked for.
+func (s *Syncer) listKeys(ctx context.Context, value, query string, keep func(types.ApiKey) bool) ([]types.ApiKey, error) {
+	// Every Put and Delete starts here, so this is where a bad value or a
+	// missing customer is refused, before any request.
 	if err := checkValue(value); err != nil {
 		return nil, err
 	}
+	if err := checkCustomer(s.Plans.Customer); err != nil {
+		return nil, fmt.Errorf("usageplan: the Syncer's Plans name no valid customer (%v): %s", err, plansHelp)
+	}
 	pages := apigateway.NewGetApiKeysPaginator(s.Client, &apigateway.GetApiKeysInput{
-		NameQuery:     aws.String(value),
+		NameQuery:     aws.String(query), // a prefix match
 		IncludeValues: aws.Bool(false),
 		Limit:         aws.Int32(500), // API Gateway's largest page
 	}, func(o *apigateway.GetApiKeysPaginatorOptions) { o.StopOnDuplicateToken = true })
@@ -151,12 +197,104 @@ func (s *Syncer) findKeys(ctx context.Context, value string) ([]types.ApiKey, er
 			return nil, s.fail("GetApiKeys", value, "", err)
 		}
 		for _, k := range out.Items {
-			if aws.ToString(k.Name) == value {
+			if keep(k) {
 				keys = append(keys, k)
 			}
 		}
 	}
 	return keys, nil
+}
+
+// adopt takes over a key registered before keys were named and tagged per
+// stack: named value itself and untagged (or tagged with this customer by an
+// adoption that stopped before the rename), and in one of this stack's usage
+// plans, which only this stack's Syncer joins keys to. It tags the key, then
+// renames it, and returns it; nil when there is no such key. An untagged key
+// in none of this stack's plans is not this stack's to take.
+func (s *Syncer) adopt(ctx context.Context, value string) (*types.ApiKey, error) {
+	legacy, err := s.listKeys(ctx, value, value, func(k types.ApiKey) bool {
+		tag, tagged := k.Tags[TagCustomer]
+		return aws.ToString(k.Name) == value && (!tagged || tag == s.Plans.Customer)
+	})
+	if err != nil || len(legacy) == 0 {
+		return nil, err
+	}
+	var ours []types.ApiKey
+	for _, k := range legacy {
+		in, err := s.inAnyPlan(ctx, value, aws.ToString(k.Id))
+		if err != nil {
+			return nil, err
+		}
+		if in {
+			ours = append(ours, k)
+		}
+	}
+	switch len(ours) {
+	case 0:
+		return nil, nil
+	case 1:
+	default:
+		return nil, fmt.Errorf("usageplan: %d untagged API keys named %s are in this stack's usage plans; delete all but doclib's", len(ours), short(value))
+	}
+	k := ours[0]
+	if k.Tags[TagCustomer] != s.Plans.Customer {
+		// Tag first: the IAM policy lets the indexer rename only keys tagged
+		// with its customer.
+		_, err := s.Client.TagResource(ctx, &apigateway.TagResourceInput{
+			ResourceArn: aws.String(s.keyARN(aws.ToString(k.Id))),
+			Tags:        map[string]string{TagCustomer: s.Plans.Customer},
+		})
+		if err != nil {
+			return nil, s.fail("TagResource", value, "", err)
+		}
+		if k.Tags == nil {
+			k.Tags = map[string]string{}
+		}
+		k.Tags[TagCustomer] = s.Plans.Customer
+	}
+	name := KeyName(s.Plans.Customer, value)
+	_, err = s.Client.UpdateApiKey(ctx, &apigateway.UpdateApiKeyInput{
+		ApiKey: k.Id,
+		PatchOperations: []types.PatchOperation{
+			{Op: types.OpReplace, Path: aws.String("/name"), Value: aws.String(name)},
+			{Op: types.OpReplace, Path: aws.String("/description"), Value: aws.String(description)},
+		},
+	})
+	if err != nil {
+		return nil, s.fail("UpdateApiKey", value, "", err)
+	}
+	k.Name = aws.String(name)
+	return &k, nil
+}
+
+// inAnyPlan reports whether the key is in one of s.Plans' usage plans.
+func (s *Syncer) inAnyPlan(ctx context.Context, value, keyID string) (bool, error) {
+	seen := map[string]bool{}
+	for _, t := range s.Plans.tiers() {
+		plan := s.Plans.ByTier[t]
+		if seen[plan] {
+			continue
+		}
+		seen[plan] = true
+		in, err := s.member(ctx, value, keyID, plan)
+		if err != nil || in {
+			return in, err
+		}
+	}
+	return false, nil
+}
+
+// keyARN is the ARN of API key id in the client's Region, for TagResource.
+func (s *Syncer) keyARN(id string) string {
+	region := s.Client.Options().Region
+	partition := "aws"
+	switch {
+	case strings.HasPrefix(region, "cn-"):
+		partition = "aws-cn"
+	case strings.HasPrefix(region, "us-gov-"):
+		partition = "aws-us-gov"
+	}
+	return "arn:" + partition + ":apigateway:" + region + "::/apikeys/" + id
 }
 
 // join adds the key to plan unless it is a member already.

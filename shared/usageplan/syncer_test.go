@@ -13,23 +13,29 @@ import (
 	doclib "github.com/doclib/doclib/shared"
 )
 
-var testPlans = Plans{"individual": "planind", "team": "planteam", "enterprise": "planent"}
+const testCustomer = "demo"
 
+var testPlans = Plans{Customer: testCustomer, ByTier: map[string]string{"individual": "planind", "team": "planteam", "enterprise": "planent"}}
+
+// setup returns a fake and a Syncer of testPlans held to its stack's IAM policy.
 func setup(t *testing.T) (*fakeAPIGateway, *Syncer) {
 	t.Helper()
 	f := newFake(t, "planind", "planteam", "planent")
-	return f, &Syncer{Client: f.client(), Plans: testPlans}
+	return f, &Syncer{Client: f.clientAs(testCustomer), Plans: testPlans}
 }
 
 func testValue(secret string) string { return Value(doclib.HashKey(secret)) }
 
+// name is the name of the test stack's key valued value.
+func name(value string) string { return KeyName(testCustomer, value) }
+
 // addNoise adds keys the name query also matches (and one it does not), ahead of
 // any key a test creates, so that finding it takes the client to a later page.
 func addNoise(f *fakeAPIGateway, value string) {
-	f.addKey(value+"A", testValue("noise-a"), true, "planteam")
+	f.addKey(name(value)+"A|"+testCustomer, testValue("noise-a"), true, "planteam")
 	f.addKey("other", testValue("noise-b"), true)
-	f.addKey(value+"B", testValue("noise-c"), false)
-	f.addKey(value+"C", testValue("noise-d"), true, "planent")
+	f.addKey(name(value)+"B|"+testCustomer, testValue("noise-c"), false)
+	f.addKey(name(value)+"C|"+testCustomer, testValue("noise-d"), true, "planent")
 }
 
 // writes lists the log's write requests as "Operation" or "Operation planID".
@@ -58,17 +64,23 @@ func count(log []fakeRequest, op string) int {
 	return n
 }
 
-// wantKey checks that exactly one key is named value, that it is doclib's
-// (valued value, enabled) and that it is in exactly plans.
+// wantKey checks that exactly one key is named name(value), that it is the
+// test stack's doclib key (valued value, tagged with the customer and nothing
+// else, enabled) and that it is in exactly plans.
 func wantKey(t *testing.T, f *fakeAPIGateway, value string, plans ...string) {
 	t.Helper()
-	ks := f.named(value)
+	wantKeyOf(t, f, testCustomer, value, plans...)
+}
+
+func wantKeyOf(t *testing.T, f *fakeAPIGateway, customer, value string, plans ...string) {
+	t.Helper()
+	ks := f.named(KeyName(customer, value))
 	if len(ks) != 1 {
-		t.Fatalf("%d keys named %s, want 1", len(ks), short(value))
+		t.Fatalf("%d keys named %s, want 1", len(ks), KeyName(customer, short(value)))
 	}
 	k := ks[0]
-	if k.Value != value || !k.Enabled || k.Description != description {
-		t.Errorf("key %+v: want value = name, enabled, description %q", k, description)
+	if k.Value != value || !k.Enabled || k.Description != description || len(k.Tags) != 1 || k.Tags[TagCustomer] != customer {
+		t.Errorf("key %+v: want value %s, enabled, description %q, tags only %s=%s", k, short(value), description, TagCustomer, customer)
 	}
 	slices.Sort(plans)
 	if got := f.plansOf(k.ID); !slices.Equal(got, plans) {
@@ -89,21 +101,28 @@ func TestPutCreatesAndAssociates(t *testing.T) {
 	if got, want := writes(log), []string{"CreateApiKey", "CreateUsagePlanKey planteam"}; !slices.Equal(got, want) {
 		t.Errorf("writes %v, want %v", got, want)
 	}
-	var pages int
+	var pages, legacy int
 	for _, r := range log {
 		if r.Op != "GetApiKeys" {
 			continue
 		}
-		pages++
-		if r.Query.Get("name") != v || r.Query.Get("includeValues") == "true" {
-			t.Errorf("GetApiKeys query %v: want name=<value> and no values", r.Query)
+		if r.Query.Get("includeValues") == "true" {
+			t.Errorf("GetApiKeys query %v asks for values", r.Query)
 		}
-		if (pages > 1) != (r.Query.Get("position") != "") {
-			t.Errorf("GetApiKeys page %d has position %q", pages, r.Query.Get("position"))
+		switch r.Query.Get("name") {
+		case name(v):
+			pages++
+			if (pages > 1) != (r.Query.Get("position") != "") {
+				t.Errorf("GetApiKeys page %d has position %q", pages, r.Query.Get("position"))
+			}
+		case v: // looking for a key from before per-stack names
+			legacy++
+		default:
+			t.Errorf("GetApiKeys query %v: want name=doclib-<customer>-<value> (or <value> for a legacy key)", r.Query)
 		}
 	}
-	if pages != 2 { // three prefix matches, two a page
-		t.Errorf("%d GetApiKeys pages, want 2", pages)
+	if pages != 2 || legacy != 1 { // three prefix matches, two a page; no legacy key
+		t.Errorf("%d GetApiKeys pages and %d legacy lookups, want 2 and 1", pages, legacy)
 	}
 }
 
@@ -157,7 +176,7 @@ func TestPutRepairs(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			f, s := setup(t)
 			v := testValue("repair")
-			k := f.addKey(v, v, c.enabled, c.plans...)
+			k := f.addKey(name(v)+"|"+testCustomer, v, c.enabled, c.plans...)
 			k.Description = description
 			if err := s.Put(context.Background(), v, "team"); err != nil {
 				t.Fatal(err)
@@ -212,8 +231,8 @@ func TestPutBadValue(t *testing.T) {
 func TestPutTwoKeysOfOneName(t *testing.T) {
 	f, s := setup(t)
 	v := testValue("twice")
-	f.addKey(v, v, true, "planteam")
-	f.addKey(v, testValue("someone else's"), true)
+	f.addKey(name(v)+"|"+testCustomer, v, true, "planteam")
+	f.addKey(name(v)+"|"+testCustomer, testValue("someone else's"), true)
 	err := s.Put(context.Background(), v, "team")
 	if err == nil || !strings.Contains(err.Error(), "2 API keys are named") || strings.Contains(err.Error(), v) {
 		t.Errorf("Put = %v, want an error about two keys that hides the value", err)
@@ -238,10 +257,10 @@ func TestDelete(t *testing.T) {
 	if got, want := writes(f.requests()), []string{"DeleteApiKey"}; !slices.Equal(got, want) {
 		t.Errorf("writes %v, want %v", got, want)
 	}
-	if ks := f.named(v); len(ks) != 0 {
+	if ks := f.named(name(v)); len(ks) != 0 {
 		t.Errorf("key still there: %+v", ks)
 	}
-	if ks := f.named(v + "A"); len(ks) != 1 {
+	if ks := f.named(name(v) + "A"); len(ks) != 1 {
 		t.Errorf("Delete touched a key whose name only starts with the value")
 	}
 }
@@ -260,7 +279,7 @@ func TestDeleteMissing(t *testing.T) {
 func TestDeleteRaceIsFine(t *testing.T) {
 	f, s := setup(t)
 	v := testValue("race")
-	f.addKey(v, v, true, "planteam")
+	f.addKey(name(v)+"|"+testCustomer, v, true, "planteam")
 	// Another deleter got there between our lookup and our delete.
 	f.fail("DeleteApiKey", fakeFailure{http.StatusNotFound, "NotFoundException", "Invalid API Key identifier specified", true})
 	if err := s.Delete(context.Background(), v); err != nil {
@@ -281,8 +300,8 @@ func TestThrottlingIsRetried(t *testing.T) {
 	if n := count(log, "CreateUsagePlanKey"); n != 3 {
 		t.Errorf("%d CreateUsagePlanKey requests, want 3 (two throttled)", n)
 	}
-	if n := count(log, "GetApiKeys"); n != 2 {
-		t.Errorf("%d GetApiKeys requests, want 2 (one throttled)", n)
+	if n := count(log, "GetApiKeys"); n != 3 {
+		t.Errorf("%d GetApiKeys requests, want 3 (one throttled, then ours and the legacy lookup)", n)
 	}
 	wantKey(t, f, v, "planteam")
 }
@@ -342,5 +361,176 @@ func TestTransportErrorHidesValue(t *testing.T) {
 		if strings.Contains(err.Error(), v) || !strings.Contains(err.Error(), short(v)) {
 			t.Errorf("%s error %q: want the value's prefix, not the value", name, err)
 		}
+	}
+}
+
+func TestPutNeedsACustomer(t *testing.T) {
+	f, _ := setup(t)
+	for _, c := range []string{"", "Demo", "-x", "a b"} {
+		s := &Syncer{Client: f.clientAs(testCustomer), Plans: Plans{Customer: c, ByTier: testPlans.ByTier}}
+		if err := s.Put(context.Background(), testValue("nobody"), "team"); err == nil || !strings.Contains(err.Error(), "customer") {
+			t.Errorf("Put with customer %q: %v, want an error about the customer", c, err)
+		}
+		if err := s.Delete(context.Background(), testValue("nobody")); err == nil {
+			t.Errorf("Delete with customer %q succeeded", c)
+		}
+	}
+	if log := f.requests(); len(log) != 0 {
+		t.Errorf("a Syncer without a customer sent %d requests", len(log))
+	}
+}
+
+// Two stacks in one account hold the same doclib key (one data set imported
+// into both). Neither may take, join or delete the other's API key: the
+// second stack's Put fails, saying why, and its Delete leaves the key alone.
+// Both Syncers are held to their own stack's IAM policy.
+func TestTwoStacksShareAnAccount(t *testing.T) {
+	f := newFake(t, "planind", "planteam", "planent", "bind", "bteam", "bent")
+	a := &Syncer{Client: f.clientAs("acme"), Plans: Plans{Customer: "acme", ByTier: testPlans.ByTier}}
+	b := &Syncer{Client: f.clientAs("bolt"), Plans: Plans{Customer: "bolt", ByTier: map[string]string{"individual": "bind", "team": "bteam", "enterprise": "bent"}}}
+	ctx := context.Background()
+	v := testValue("shared")
+	if err := a.Put(ctx, v, "team"); err != nil {
+		t.Fatal(err)
+	}
+	f.requests()
+
+	err := b.Put(ctx, v, "enterprise")
+	if err == nil || !strings.Contains(err.Error(), "not this stack's") || strings.Contains(err.Error(), v) {
+		t.Errorf("second stack's Put = %v, want an error saying the key is another stack's, without the value", err)
+	}
+	if got, want := writes(f.requests()), []string{"CreateApiKey"}; !slices.Equal(got, want) {
+		t.Errorf("second stack's Put wrote %v, want only the refused %v", got, want)
+	}
+	if err := b.Delete(ctx, v); err != nil {
+		t.Fatal(err)
+	}
+	if got := writes(f.requests()); len(got) != 0 {
+		t.Errorf("second stack's Delete wrote %v, want nothing", got)
+	}
+	wantKeyOf(t, f, "acme", v, "planteam")
+
+	// The first stack still manages its key.
+	if err := a.Delete(ctx, v); err != nil {
+		t.Fatal(err)
+	}
+	if ks := f.named(KeyName("acme", v)); len(ks) != 0 {
+		t.Errorf("first stack's Delete left %+v", ks)
+	}
+}
+
+// Keys named like the stack's but without its tag (another customer's tag,
+// or none) are not the stack's: Put makes its own key and never touches them.
+func TestPutIgnoresLookalikes(t *testing.T) {
+	f, s := setup(t)
+	v := testValue("lookalike")
+	other := f.addKey(name(v)+"|intruder", testValue("intruder"), false, "planteam")
+	untagged := f.addKey(name(v), testValue("untagged"), false)
+	ctx := context.Background()
+	if err := s.Put(ctx, v, "individual"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := writes(f.requests()), []string{"CreateApiKey", "DeleteUsagePlanKey planteam", "CreateUsagePlanKey planind"}; slices.Contains(got, "UpdateApiKey") || got[0] != want[0] {
+		t.Errorf("writes %v: want a new key, no change of another's", got)
+	}
+	for _, k := range []*fakeKey{other, untagged} {
+		if got := f.key(k.ID); got.Enabled || got.Name != name(v) || got.Tags[TagCustomer] != k.Tags[TagCustomer] {
+			t.Errorf("lookalike changed: %+v", got)
+		}
+	}
+	var ours int
+	for _, k := range f.named(name(v)) {
+		if k.Tags[TagCustomer] == testCustomer {
+			ours++
+			if k.Value != v || !slices.Equal(f.plansOf(k.ID), []string{"planind"}) {
+				t.Errorf("the stack's key %+v in %v", k, f.plansOf(k.ID))
+			}
+		}
+	}
+	if ours != 1 {
+		t.Errorf("%d keys of the stack, want 1", ours)
+	}
+	if err := s.Put(ctx, v, "individual"); err != nil {
+		t.Fatal(err)
+	}
+	if got := writes(f.requests()); len(got) != 0 {
+		t.Errorf("second Put wrote %v, want nothing", got)
+	}
+}
+
+// A key registered before keys were named and tagged per stack (named its
+// value, untagged) is the stack's if it is in one of the stack's plans: Put
+// tags it, then renames it, and goes on as with any key.
+func TestPutAdoptsLegacyKey(t *testing.T) {
+	f, s := setup(t)
+	v := testValue("legacy")
+	f.addKey(v, v, true, "planind").Description = description
+	ctx := context.Background()
+	if err := s.Put(ctx, v, "team"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := writes(f.requests()), []string{"TagResource", "UpdateApiKey", "DeleteUsagePlanKey planind", "CreateUsagePlanKey planteam"}; !slices.Equal(got, want) {
+		t.Errorf("writes %v, want %v", got, want)
+	}
+	wantKey(t, f, v, "planteam")
+	if ks := f.named(v); len(ks) != 0 {
+		t.Errorf("legacy name still there: %+v", ks)
+	}
+	if err := s.Put(ctx, v, "team"); err != nil {
+		t.Fatal(err)
+	}
+	if got := writes(f.requests()); len(got) != 0 {
+		t.Errorf("second Put wrote %v, want nothing", got)
+	}
+}
+
+// An adoption that tagged the key but stopped before renaming it is finished.
+func TestPutFinishesAdoption(t *testing.T) {
+	f, s := setup(t)
+	v := testValue("half adopted")
+	f.addKey(v+"|"+testCustomer, v, true, "planteam").Description = description
+	if err := s.Put(context.Background(), v, "team"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := writes(f.requests()), []string{"UpdateApiKey"}; !slices.Equal(got, want) {
+		t.Errorf("writes %v, want %v", got, want)
+	}
+	wantKey(t, f, v, "planteam")
+}
+
+// An untagged key of the value in none of the stack's plans may be another
+// stack's from before per-stack keys: it is not adopted, and Put fails.
+func TestPutLeavesForeignLegacyKey(t *testing.T) {
+	f, s := setup(t)
+	f.plans["elsewhere"] = map[string]bool{}
+	v := testValue("foreign legacy")
+	k := f.addKey(v, v, true, "elsewhere")
+	ctx := context.Background()
+	if err := s.Put(ctx, v, "team"); err == nil || !strings.Contains(err.Error(), "not this stack's") {
+		t.Errorf("Put = %v, want an error saying the key is not this stack's", err)
+	}
+	if err := s.Delete(ctx, v); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := writes(f.requests()), []string{"CreateApiKey"}; !slices.Equal(got, want) {
+		t.Errorf("writes %v, want only the refused %v", got, want)
+	}
+	if got := f.key(k.ID); got.Name != v || len(got.Tags) != 0 || !slices.Equal(f.plansOf(k.ID), []string{"elsewhere"}) {
+		t.Errorf("foreign key changed: %+v in %v", got, f.plansOf(k.ID))
+	}
+}
+
+func TestDeleteLegacyKey(t *testing.T) {
+	f, s := setup(t)
+	v := testValue("legacy delete")
+	f.addKey(v, v, true, "planent")
+	if err := s.Delete(context.Background(), v); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := writes(f.requests()), []string{"TagResource", "UpdateApiKey", "DeleteApiKey"}; !slices.Equal(got, want) {
+		t.Errorf("writes %v, want %v", got, want)
+	}
+	if ks := append(f.named(v), f.named(name(v))...); len(ks) != 0 {
+		t.Errorf("legacy key still there: %+v", ks)
 	}
 }

@@ -5,12 +5,18 @@
 // checks the doclib key and returns a usageIdentifierKey, and API Gateway
 // throttles the request by the usage plan of the API key whose value equals it.
 // API Gateway only knows the API keys it has been given: on methods that require
-// an API key (usage plans apply to no others) it refuses (403) a request whose
+// an API key (usage plans apply to no others) it refuses a request whose
 // usageIdentifierKey matches no enabled API key in a usage plan of the stage,
 // however valid the doclib key. So every doclib key needs exactly one
 // API Gateway API key, valued Value(hash), registered in the usage plan of its
 // workspace's tier and in no other. Syncer.Put and Syncer.Delete maintain that
 // as keys are created, change tier with their workspace, and go away.
+//
+// API keys are account- and Region-wide, and every customer's stack shares the
+// account. So a stack's keys carry its customer twice: in their name,
+// KeyName(customer, value), and in the tag TagCustomer, which the indexer's IAM
+// policy requires on every key it creates, changes or deletes. A Syncer only
+// ever finds, changes or deletes keys with both.
 package usageplan
 
 import (
@@ -37,54 +43,96 @@ func Value(h doclib.KeyHash) string {
 	return "dlu" + hex.EncodeToString(sum[:]) // 67 characters of [a-z0-9]
 }
 
-// Plans maps a tier (a workspace plan: "individual", "team", "enterprise") to a
-// usage plan ID.
-type Plans map[string]string
+// TagCustomer is the tag of every API key a Syncer creates: its value is the
+// customer of the stack. The stack's IAM policy lets the indexer create keys
+// only with this tag (and no other), and change or delete only keys that carry
+// it with its own customer.
+const TagCustomer = "doclib:customer"
+
+// KeyName is the name of the API key valued value in customer's stack:
+// doclib-<customer>-<value>.
+func KeyName(customer, value string) string { return "doclib-" + customer + "-" + value }
+
+// Plans are a stack's usage plans: the customer the stack serves (it names and
+// tags the stack's API keys) and a usage plan ID per tier (a workspace plan:
+// "individual", "team", "enterprise").
+type Plans struct {
+	Customer string
+	ByTier   map[string]string
+}
 
 // tiers are the workspace plans every Plans from ParsePlans must cover: a key
 // of a tier without a usage plan could never be admitted by API Gateway.
 var tiers = []string{string(doclib.PlanIndividual), string(doclib.PlanTeam), string(doclib.PlanEnterprise)}
 
-const plansHelp = "set DOCLIB_USAGE_PLANS to individual=<usage plan id>,team=<usage plan id>,enterprise=<usage plan id>"
+const plansHelp = "set DOCLIB_USAGE_PLANS to customer=<customer>,individual=<usage plan id>,team=<usage plan id>,enterprise=<usage plan id>"
 
-// ParsePlans reads "individual=abc123,team=def456,enterprise=ghi789", the
-// DOCLIB_USAGE_PLANS variable. Every tier must be given exactly once; an error
-// names the part that is wrong.
+// customerKey is the DOCLIB_USAGE_PLANS entry that names the customer.
+const customerKey = "customer"
+
+// ParsePlans reads "customer=acme,individual=abc123,team=def456,enterprise=ghi789",
+// the DOCLIB_USAGE_PLANS variable. The customer and every tier must be given
+// exactly once; an error names the part that is wrong.
 func ParsePlans(s string) (Plans, error) {
 	if strings.TrimSpace(s) == "" {
-		return nil, errors.New("usageplan: no usage plans: " + plansHelp)
+		return Plans{}, errors.New("usageplan: no usage plans: " + plansHelp)
 	}
-	p := Plans{}
+	p := Plans{ByTier: map[string]string{}}
 	for part := range strings.SplitSeq(s, ",") {
 		tier, id, ok := strings.Cut(part, "=")
 		tier, id = strings.TrimSpace(tier), strings.TrimSpace(id)
 		switch {
 		case strings.TrimSpace(part) == "":
-			return nil, fmt.Errorf("usageplan: DOCLIB_USAGE_PLANS %q has an empty entry (stray comma?)", s)
+			return Plans{}, fmt.Errorf("usageplan: DOCLIB_USAGE_PLANS %q has an empty entry (stray comma?)", s)
 		case !ok || tier == "" || id == "":
-			return nil, fmt.Errorf("usageplan: DOCLIB_USAGE_PLANS entry %q is not tier=<usage plan id>", part)
+			return Plans{}, fmt.Errorf("usageplan: DOCLIB_USAGE_PLANS entry %q is not tier=<usage plan id> or customer=<customer>", part)
+		case tier == customerKey && p.Customer != "":
+			return Plans{}, errors.New("usageplan: DOCLIB_USAGE_PLANS gives the customer twice")
+		case tier == customerKey:
+			if err := checkCustomer(id); err != nil {
+				return Plans{}, fmt.Errorf("usageplan: DOCLIB_USAGE_PLANS entry %q: %w", part, err)
+			}
+			p.Customer = id
+			continue
 		case !slices.Contains(tiers, tier):
-			return nil, fmt.Errorf("usageplan: DOCLIB_USAGE_PLANS entry %q: unknown tier %q (want one of %s)", part, tier, strings.Join(tiers, ", "))
-		case p[tier] != "":
-			return nil, fmt.Errorf("usageplan: DOCLIB_USAGE_PLANS gives tier %q twice", tier)
+			return Plans{}, fmt.Errorf("usageplan: DOCLIB_USAGE_PLANS entry %q: unknown tier %q (want %s or one of %s)", part, tier, customerKey, strings.Join(tiers, ", "))
+		case p.ByTier[tier] != "":
+			return Plans{}, fmt.Errorf("usageplan: DOCLIB_USAGE_PLANS gives tier %q twice", tier)
 		case !alnum(id):
 			// IDs go into request paths, so anything but letters and digits is a typo.
-			return nil, fmt.Errorf("usageplan: DOCLIB_USAGE_PLANS entry %q: usage plan id %q is not letters and digits", part, id)
+			return Plans{}, fmt.Errorf("usageplan: DOCLIB_USAGE_PLANS entry %q: usage plan id %q is not letters and digits", part, id)
 		}
-		p[tier] = id
+		p.ByTier[tier] = id
+	}
+	if p.Customer == "" {
+		return Plans{}, errors.New("usageplan: DOCLIB_USAGE_PLANS names no customer: " + plansHelp)
 	}
 	for _, tier := range tiers {
-		if p[tier] == "" {
-			return nil, fmt.Errorf("usageplan: DOCLIB_USAGE_PLANS has no usage plan for tier %q: %s", tier, plansHelp)
+		if p.ByTier[tier] == "" {
+			return Plans{}, fmt.Errorf("usageplan: DOCLIB_USAGE_PLANS has no usage plan for tier %q: %s", tier, plansHelp)
 		}
 	}
 	return p, nil
 }
 
+// checkCustomer accepts what the stack accepts as a customer (and a little
+// more): 1 to 63 lower-case letters, digits and hyphens, starting with a
+// letter. The customer goes into key names and a tag value.
+func checkCustomer(c string) error {
+	ok := len(c) >= 1 && len(c) <= 63 && 'a' <= c[0] && c[0] <= 'z'
+	for _, r := range []byte(c) {
+		ok = ok && ('a' <= r && r <= 'z' || '0' <= r && r <= '9' || r == '-')
+	}
+	if !ok {
+		return fmt.Errorf("customer %q is not 1 to 63 lower-case letters, digits or hyphens starting with a letter", c)
+	}
+	return nil
+}
+
 // tiers lists p's tiers in order, for messages.
 func (p Plans) tiers() []string {
-	ts := make([]string, 0, len(p))
-	for t := range p {
+	ts := make([]string, 0, len(p.ByTier))
+	for t := range p.ByTier {
 		ts = append(ts, t)
 	}
 	slices.Sort(ts)
@@ -95,7 +143,7 @@ func (p Plans) tiers() []string {
 func (p Plans) name(id string) string {
 	var ts []string
 	for _, t := range p.tiers() {
-		if p[t] == id {
+		if p.ByTier[t] == id {
 			ts = append(ts, t)
 		}
 	}

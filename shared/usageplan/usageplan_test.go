@@ -33,34 +33,37 @@ func TestValue(t *testing.T) {
 }
 
 func TestParsePlans(t *testing.T) {
-	want := Plans{"individual": "abc123", "team": "def456", "enterprise": "ghi789"}
+	want := Plans{Customer: "acme-2", ByTier: map[string]string{"individual": "abc123", "team": "def456", "enterprise": "ghi789"}}
 	for _, in := range []string{
-		"individual=abc123,team=def456,enterprise=ghi789",
-		" enterprise = ghi789 , team=def456,individual=abc123 ",
+		"customer=acme-2,individual=abc123,team=def456,enterprise=ghi789",
+		" enterprise = ghi789 , team=def456,individual=abc123 , customer= acme-2",
 	} {
 		got, err := ParsePlans(in)
 		if err != nil {
 			t.Errorf("ParsePlans(%q): %v", in, err)
-		} else if !maps.Equal(got, want) {
+		} else if got.Customer != want.Customer || !maps.Equal(got.ByTier, want.ByTier) {
 			t.Errorf("ParsePlans(%q) = %v, want %v", in, got, want)
 		}
 	}
 
 	// Tiers may share a usage plan.
-	if _, err := ParsePlans("individual=a1,team=a1,enterprise=b2"); err != nil {
+	if _, err := ParsePlans("customer=x,individual=a1,team=a1,enterprise=b2"); err != nil {
 		t.Errorf("shared plan: %v", err)
 	}
 
 	for _, c := range []struct{ in, want string }{
 		{"", "set DOCLIB_USAGE_PLANS"},
 		{"  ", "set DOCLIB_USAGE_PLANS"},
-		{"individual=abc123,team=def456", `no usage plan for tier "enterprise"`},
-		{"individual=abc123,team=def456,enterprise=ghi789,gold=x1", `unknown tier "gold"`},
-		{"individual=abc123,team=def456,individual=x1,enterprise=ghi789", `tier "individual" twice`},
-		{"individual,team=def456,enterprise=ghi789", `"individual" is not tier=<usage plan id>`},
-		{"individual=,team=def456,enterprise=ghi789", `"individual=" is not tier=<usage plan id>`},
-		{"individual=abc123,,team=def456,enterprise=ghi789", "empty entry"},
-		{"individual=abc/123,team=def456,enterprise=ghi789", `usage plan id "abc/123"`},
+		{"individual=abc123,team=def456,enterprise=ghi789", "names no customer"},
+		{"customer=a,customer=b,individual=abc123,team=def456,enterprise=ghi789", "customer twice"},
+		{"customer=Acme,individual=abc123,team=def456,enterprise=ghi789", `customer "Acme"`},
+		{"customer=a,individual=abc123,team=def456", `no usage plan for tier "enterprise"`},
+		{"customer=a,individual=abc123,team=def456,enterprise=ghi789,gold=x1", `unknown tier "gold"`},
+		{"customer=a,individual=abc123,team=def456,individual=x1,enterprise=ghi789", `tier "individual" twice`},
+		{"customer=a,individual,team=def456,enterprise=ghi789", `"individual" is not tier=<usage plan id>`},
+		{"customer=a,individual=,team=def456,enterprise=ghi789", `"individual=" is not tier=<usage plan id>`},
+		{"customer=a,individual=abc123,,team=def456,enterprise=ghi789", "empty entry"},
+		{"customer=a,individual=abc/123,team=def456,enterprise=ghi789", `usage plan id "abc/123"`},
 	} {
 		got, err := ParsePlans(c.in)
 		if err == nil {
@@ -68,5 +71,17 @@ func TestParsePlans(t *testing.T) {
 		} else if !strings.Contains(err.Error(), c.want) {
 			t.Errorf("ParsePlans(%q) error %q does not say %q", c.in, err, c.want)
 		}
+	}
+}
+
+func TestKeyName(t *testing.T) {
+	v := Value(doclib.HashKey("dk_test_secret"))
+	if got := KeyName("acme", v); got != "doclib-acme-"+v {
+		t.Errorf("KeyName = %s", got)
+	}
+	// Another customer's names never start with this one's: the name query
+	// is a prefix match, and the exact comparison and the tag do the rest.
+	if strings.HasPrefix(KeyName("acme-x", v), KeyName("acme", v)) {
+		t.Error("names of two customers share a prefix")
 	}
 }
