@@ -147,6 +147,7 @@ func TestFunctionsStartAndAnswerAnEvent(t *testing.T) {
 		"AWS_REGION=us-east-1", "AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local",
 		"AWS_ENDPOINT_URL_DYNAMODB=" + srv.Endpoint,
 		awsapp.EnvTable + "=" + table,
+		awsapp.EnvCustomer + "=demo",
 		awsapp.EnvOpenSearchURL + "=" + cluster.URL,
 		awsapp.EnvEmbedder + "=hash", // Bedrock cannot run here; the wiring is the same
 		"AWS_LAMBDA_FUNCTION_NAME=doclib-test", "AWS_LAMBDA_FUNCTION_MEMORY_SIZE=512", "AWS_LAMBDA_FUNCTION_VERSION=$LATEST",

@@ -35,10 +35,12 @@ func New(scope constructs.Construct, cfg Config, bins Binaries) (awscdk.Stack, e
 
 	base := map[string]*string{awsapp.EnvTable: table.TableName()}
 	envs := map[string]map[string]*string{
-		awsapp.FunctionLibraries:  merge(base, envLimits(cfg)),
-		awsapp.FunctionDocuments:  merge(base, envLimits(cfg)),
-		awsapp.FunctionSearch:     merge(base, envLimits(cfg), envSearch(cfg, search)),
-		awsapp.FunctionAuthorizer: base,
+		awsapp.FunctionLibraries: merge(base, envLimits(cfg)),
+		awsapp.FunctionDocuments: merge(base, envLimits(cfg)),
+		awsapp.FunctionSearch:    merge(base, envLimits(cfg), envSearch(cfg, search)),
+		// The customer is part of every usage identifier the authorizer
+		// returns, as in the indexer's EnvUsagePlans.
+		awsapp.FunctionAuthorizer: merge(base, map[string]*string{awsapp.EnvCustomer: jsii.String(cfg.Customer)}),
 		// EnvUsagePlans is added once the API exists.
 		awsapp.FunctionIndexer: merge(base, envSearch(cfg, search)),
 	}

@@ -72,7 +72,7 @@ func TestFunctions(t *testing.T) {
 			awsapp.FunctionLibraries:  mergeStr(table, limits),
 			awsapp.FunctionDocuments:  mergeStr(table, limits),
 			awsapp.FunctionSearch:     mergeStr(table, limits, search),
-			awsapp.FunctionAuthorizer: table,
+			awsapp.FunctionAuthorizer: mergeStr(table, map[string]string{awsapp.EnvCustomer: s.cfg.Customer}),
 			awsapp.FunctionIndexer:    mergeStr(table, search, map[string]string{awsapp.EnvUsagePlans: ""}),
 		}
 		for name, want := range wants {

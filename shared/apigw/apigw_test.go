@@ -45,8 +45,13 @@ func TestAllowListsEveryRouteAndTheUsageKey(t *testing.T) {
 	if !slices.Contains(st[0].Resource, prefix+"documents/*/source-recordings") {
 		t.Errorf("no resource for the source recordings route: the handler, not the gateway, answers its 403")
 	}
-	if resp.UsageIdentifierKey != usageplan.Value(doclib.HashKey("dlk_demo_one_library")) {
-		t.Errorf("usage identifier %q is not the key's usage plan value", resp.UsageIdentifierKey)
+	if resp.UsageIdentifierKey != usageplan.Value("acme", doclib.HashKey("dlk_demo_one_library")) {
+		t.Errorf("usage identifier %q is not the key's usage plan value in acme's stack", resp.UsageIdentifierKey)
+	}
+	// The same key in another customer's stack stands for another API key:
+	// API key values are unique in the account, which every stack shares.
+	if usageplan.Value("globex", doclib.HashKey("dlk_demo_one_library")) == resp.UsageIdentifierKey {
+		t.Error("two customers' stacks give a key the same usage identifier")
 	}
 	if resp.PrincipalID != "key_one_library" || resp.Context[apigw.CtxLibraries] != "lib_finance" ||
 		resp.Context[apigw.CtxWorkspaceID] != "ws_acme" || resp.Context[apigw.CtxRecordingDetails] != true {

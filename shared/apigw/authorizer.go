@@ -48,6 +48,9 @@ const (
 type Authorizer struct {
 	Service *service.Service
 	Logger  *slog.Logger // nil: slog.Default()
+	// Customer is the stack's customer, part of the usage identifier
+	// (usageplan.Value) that ties a request to its key's usage plan.
+	Customer string
 }
 
 // Handle checks the request's bearer key. A key that is missing, malformed,
@@ -80,7 +83,7 @@ func (a *Authorizer) Handle(ctx context.Context, ev events.APIGatewayCustomAutho
 		log.ErrorContext(ctx, "authorizer: could not check the key", "err", err, "request_id", ev.RequestContext.RequestID)
 		return events.APIGatewayCustomAuthorizerResponse{}, fmt.Errorf("apigw: authorizer: %w", err)
 	}
-	return allow(apiArn, p, usageplan.Value(doclib.HashKey(secret))), nil
+	return allow(apiArn, p, usageplan.Value(a.Customer, doclib.HashKey(secret))), nil
 }
 
 // apiArnOf cuts a method ARN, arn:aws:execute-api:<region>:<account>:<api>/<stage>/<method>/<path>,

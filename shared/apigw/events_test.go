@@ -54,7 +54,7 @@ func newWorld(t testing.TB) *world {
 		t.Fatal(err)
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	return &world{data: d, svc: svc, authorizer: &apigw.Authorizer{Service: svc, Logger: quiet}}
+	return &world{data: d, svc: svc, authorizer: &apigw.Authorizer{Service: svc, Logger: quiet, Customer: "acme"}}
 }
 
 // handler is the API as one deployment serves it: local (bearer keys) or

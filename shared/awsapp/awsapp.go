@@ -142,7 +142,11 @@ func Authorizer(ctx context.Context, getenv func(string) string, log *slog.Logge
 	if err != nil {
 		return nil, err
 	}
-	a := &apigw.Authorizer{Service: service.New(dynamo.NewStore(t), nil, service.WithLogger(log)), Logger: log}
+	customer := getenv(EnvCustomer)
+	if customer == "" {
+		return nil, fmt.Errorf("awsapp: %s is not set: the authorizer needs the stack's customer for the usage identifiers", EnvCustomer)
+	}
+	a := &apigw.Authorizer{Service: service.New(dynamo.NewStore(t), nil, service.WithLogger(log)), Logger: log, Customer: customer}
 	return a.Handle, nil
 }
 
@@ -236,11 +240,11 @@ func Indexer(ctx context.Context, getenv func(string) string, log *slog.Logger) 
 type usage struct{ s *usageplan.Syncer }
 
 func (u usage) Put(ctx context.Context, h doclib.KeyHash, tier string) error {
-	return u.s.Put(ctx, usageplan.Value(h), tier)
+	return u.s.Put(ctx, usageplan.Value(u.s.Plans.Customer, h), tier)
 }
 
 func (u usage) Delete(ctx context.Context, h doclib.KeyHash) error {
-	return u.s.Delete(ctx, usageplan.Value(h))
+	return u.s.Delete(ctx, usageplan.Value(u.s.Plans.Customer, h))
 }
 
 func usageKeys(ctx context.Context, plans string) (usage, error) {

@@ -50,6 +50,12 @@ func TestSettingsErrorsSayWhatToSet(t *testing.T) {
 	if _, err := Authorizer(ctx, func(string) string { return "" }, log); err == nil || !strings.Contains(err.Error(), EnvTable) {
 		t.Errorf("authorizer without a table: %v", err)
 	}
+	if _, err := Authorizer(ctx, func(k string) string { return map[string]string{EnvTable: "t"}[k] }, log); err == nil || !strings.Contains(err.Error(), EnvCustomer) {
+		t.Errorf("authorizer without its customer: %v", err)
+	}
+	if h, err := Authorizer(ctx, func(k string) string { return map[string]string{EnvTable: "t", EnvCustomer: "acme"}[k] }, log); err != nil || h == nil {
+		t.Errorf("authorizer: %v", err)
+	}
 }
 
 // TestSearchFunctionChecksTheIndex: the search function reads the index's

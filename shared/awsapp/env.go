@@ -26,10 +26,14 @@ const (
 	EnvEmbedder        = "DOCLIB_EMBEDDER"
 	EnvEmbedModel      = "DOCLIB_EMBED_MODEL"
 	EnvEmbedDimensions = "DOCLIB_EMBED_DIMENSIONS"
-	// EnvUsagePlans maps workspace plans (the usage tiers) to API Gateway usage
-	// plan IDs, "individual=a1b2c3,team=d4e5f6,enterprise=g7h8i9": the indexer
-	// registers each key's usage identifier in its tier's plan.
+	// EnvUsagePlans names the stack's customer and maps workspace plans (the
+	// usage tiers) to API Gateway usage plan IDs,
+	// "customer=acme,individual=a1b2c3,team=d4e5f6,enterprise=g7h8i9": the
+	// indexer registers each key's usage identifier in its tier's plan.
 	EnvUsagePlans = "DOCLIB_USAGE_PLANS"
+	// EnvCustomer is the stack's customer, for the authorizer: it is part of
+	// every usage identifier (usageplan.Value), as in EnvUsagePlans.
+	EnvCustomer = "DOCLIB_CUSTOMER"
 )
 
 // Function names, each the folder of its main under functions/.

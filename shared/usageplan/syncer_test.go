@@ -24,7 +24,7 @@ func setup(t *testing.T) (*fakeAPIGateway, *Syncer) {
 	return f, &Syncer{Client: f.clientAs(testCustomer), Plans: testPlans}
 }
 
-func testValue(secret string) string { return Value(doclib.HashKey(secret)) }
+func testValue(secret string) string { return Value(testCustomer, doclib.HashKey(secret)) }
 
 // name is the name of the test stack's key valued value.
 func name(value string) string { return KeyName(testCustomer, value) }
@@ -417,6 +417,18 @@ func TestTwoStacksShareAnAccount(t *testing.T) {
 	if ks := f.named(KeyName("acme", v)); len(ks) != 0 {
 		t.Errorf("first stack's Delete left %+v", ks)
 	}
+
+	// What the stacks really send: the same doclib key imported into both
+	// stands for a value per customer, so each stack has its own API key.
+	h := doclib.HashKey("dlk_imported_into_both_stacks")
+	if err := a.Put(ctx, Value("acme", h), "team"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Put(ctx, Value("bolt", h), "enterprise"); err != nil {
+		t.Errorf("the second stack cannot register the same doclib key: %v", err)
+	}
+	wantKeyOf(t, f, "acme", Value("acme", h), "planteam")
+	wantKeyOf(t, f, "bolt", Value("bolt", h), "bent")
 }
 
 // Keys named like the stack's but without its tag (another customer's tag,

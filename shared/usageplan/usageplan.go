@@ -31,15 +31,19 @@ import (
 )
 
 // Value returns the API Gateway API key value standing for a doclib key whose
-// secret hashes to h. The authorizer returns it as usageIdentifierKey.
+// secret hashes to h, in the stack of customer. The authorizer returns it as
+// usageIdentifierKey.
 //
 // It is derived from the hash rather than being the hash because the hash is
 // what doclib's key store is looked up by, and API key values are readable by
 // anyone allowed apigateway:GET; a derived value links the two only for those
-// who already hold the hash. The "v1" in the input lets the scheme change later
-// without new values colliding with old ones.
-func Value(h doclib.KeyHash) string {
-	sum := sha256.Sum256([]byte("doclib-usage-v1:" + h.String()))
+// who already hold the hash. The customer is in it because an API key value
+// is unique in the account and every customer's stack shares the account: the
+// same doclib key imported into two stacks stands for two API keys, one in
+// each stack's plans. The version in the input lets the scheme change without
+// new values colliding with old ones (v1 had no customer).
+func Value(customer string, h doclib.KeyHash) string {
+	sum := sha256.Sum256([]byte("doclib-usage-v2:" + customer + ":" + h.String()))
 	return "dlu" + hex.EncodeToString(sum[:]) // 67 characters of [a-z0-9]
 }
 

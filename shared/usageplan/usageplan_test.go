@@ -10,15 +10,15 @@ import (
 
 func TestValue(t *testing.T) {
 	h := doclib.HashKey("dk_test_secret")
-	v := Value(h)
+	v := Value("acme", h)
 
 	// Registered API keys and the authorizer must agree on every value ever
 	// issued: changing the scheme needs a migration, not just a code change.
-	const want = "dluf263d4ba90008a7aca3bb675022d9588db55cebc900aa453a8ce0f49eb934136"
+	const want = "dlu35f5c4d9c11fd63894a79ec1d959bf69a13390a5c634674fe0dcc4349a888a71"
 	if v != want {
 		t.Errorf("Value = %s, want %s", v, want)
 	}
-	if again := Value(doclib.HashKey("dk_test_secret")); again != v {
+	if again := Value("acme", doclib.HashKey("dk_test_secret")); again != v {
 		t.Errorf("Value not deterministic: %s then %s", v, again)
 	}
 	if len(v) < 20 || len(v) > 128 || !alnum(v) {
@@ -27,8 +27,13 @@ func TestValue(t *testing.T) {
 	if strings.Contains(v, h.String()) {
 		t.Errorf("Value %q contains the key hash", v)
 	}
-	if other := Value(doclib.HashKey("dk_other_secret")); other == v {
+	if other := Value("acme", doclib.HashKey("dk_other_secret")); other == v {
 		t.Errorf("two hashes give the same value %s", v)
+	}
+	// API key values are unique in the account that every customer's stack
+	// shares: the same doclib key in two stacks must give two values.
+	if other := Value("globex", h); other == v {
+		t.Errorf("two customers give the same value %s", v)
 	}
 }
 
@@ -75,7 +80,7 @@ func TestParsePlans(t *testing.T) {
 }
 
 func TestKeyName(t *testing.T) {
-	v := Value(doclib.HashKey("dk_test_secret"))
+	v := Value("acme", doclib.HashKey("dk_test_secret"))
 	if got := KeyName("acme", v); got != "doclib-acme-"+v {
 		t.Errorf("KeyName = %s", got)
 	}
