@@ -81,7 +81,7 @@ func TestStreamFilters(t *testing.T) {
 		{"WS#ws_1", "LIB#lib_1"}, {"WS#ws_1", "SLUG#docs"},
 		{"KEY#" + hash, "KEY"},
 		{"LIB#lib_1", "D#doc_1"}, {"LIB#lib_1", "G#0"},
-		{"RL#key:abc#1700000000", "RL"}, {"RL#ip:192.0.2.1#1700000000", "RL"},
+		{"RL#key:ws_a/abc#1700000000", "RL"}, {"RL#ip:192.0.2.1#1700000000", "RL"},
 	}
 	dropped := map[string]bool{"RL#": true, "WS#/CREDIT": true}
 	img := func(plan string) map[string]events.DynamoDBAttributeValue {

@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +13,9 @@ import (
 	"github.com/doclib/doclib/internal/fixture"
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/api"
+	"github.com/doclib/doclib/shared/httpapi"
+	"github.com/doclib/doclib/shared/memory"
+	"github.com/doclib/doclib/shared/service"
 )
 
 func TestAuthentication(t *testing.T) {
@@ -567,6 +571,38 @@ func TestRateLimitHeaders(t *testing.T) {
 	// Another key has its own quota.
 	if r := s.get(t, fixture.KeyOtherWS, "/libraries"); r.status != 200 {
 		t.Errorf("other key: %d", r.status)
+	}
+}
+
+// TestKeyBucketsAreWorkspaceScoped: key IDs are not checked across
+// workspaces on import, so two workspaces can hold a key of the same ID. Each
+// still has its own quota: one workspace's traffic never throttles another's.
+func TestKeyBucketsAreWorkspaceScoped(t *testing.T) {
+	now := func() time.Time { return testNow }
+	svc := service.New(memory.New(fixtureData(t)), now)
+	srv := httptest.NewServer(httpapi.NewServer(httpapi.Config{Service: svc, Limiter: memory.NewLimiter(), KeyLimit: 1, IPLimit: 1000, Now: now,
+		Authenticate: func(r *http.Request) (*doclib.Principal, error) {
+			p, err := svc.Authenticate(r.Context(), strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
+			if err != nil {
+				return nil, err
+			}
+			same := *p
+			same.KeyID = "key_reused" // as two imports into one table can leave it
+			return &same, nil
+		}}))
+	defer srv.Close()
+	status := func(key string) int {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/libraries", nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := []int{status(fixture.KeyFull), status(fixture.KeyOtherWS), status(fixture.KeyFull)}; !slices.Equal(got, []int{200, 200, 429}) {
+		t.Errorf("statuses %v, want 200 200 429: each workspace's key has its own bucket", got)
 	}
 }
 

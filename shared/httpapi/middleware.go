@@ -104,7 +104,9 @@ func (s *server) limitKey(next http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := PrincipalFrom(r.Context())
-		q, err := s.Limiter.Take(r.Context(), "key:"+p.KeyID, s.KeyLimit, s.Window, s.Now())
+		// The workspace is in the bucket: key IDs are not checked across
+		// workspaces, and one workspace must never spend another's quota.
+		q, err := s.Limiter.Take(r.Context(), "key:"+p.WorkspaceID+"/"+p.KeyID, s.KeyLimit, s.Window, s.Now())
 		if err != nil {
 			s.writeError(w, r, limiterUnavailable(err))
 			return

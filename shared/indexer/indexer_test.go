@@ -453,7 +453,7 @@ func TestIgnoredItems(t *testing.T) {
 	var recs []events.DynamoDBEventRecord
 	for i, k := range [][2]string{
 		{"KEY#9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", "KEY"},
-		{"RL#key:key_full#1767225600", "RL"},
+		{"RL#key:ws_a/key_full#1767225600", "RL"},
 		{"WS#ws_acme", "CREDIT"}, {"WS#ws_acme", "DEV#dev_acme_laptop"}, {"WS#ws_acme", "KEY#key_full"},
 		{"WS#ws_acme", "SLUG#it-operations"},
 		{"LIB#lib_it", "G#META"}, {"LIB#lib_it", "G#0000"},
