@@ -61,7 +61,10 @@ func decodeFile(r io.Reader, v *validator, f *File) (fatal string) {
 			return "the file is empty; it must hold one JSON object such as {\"workspaces\": [...], \"documents\": [...]}"
 		case in.err != nil:
 			return d.fatal(err)
-		case in.at(d.next(" \t\r\n")) == '/':
+		case err != nil && in.at(in.skipSpace(d.shift)) == '/':
+			// Only a file whose first byte is a slash starts with a comment:
+			// what follows a complete first value depends on how much of
+			// the file was read, and a message must not.
 			return "the file is not a data-set JSON object: it starts with a comment, and JSON has none"
 		}
 		return "the file is not a data-set JSON object: " + errNotObject.Error()
@@ -102,11 +105,15 @@ func decodeFile(r io.Reader, v *validator, f *File) (fatal string) {
 	if _, err := d.dec.ReadToken(); err != nil {
 		return d.fatal(err)
 	}
+	// Where the object ends: the data after it starts at the first byte that
+	// is not white space, as read from the file (what the decoder has
+	// buffered past it depends on the reads).
+	end := d.shift + d.dec.InputOffset()
 	if _, err := d.dec.ReadToken(); err != io.EOF {
 		if in.err != nil {
 			return d.fatal(err)
 		}
-		return "the file has data after its JSON object, at " + in.position(d.next(" \t\r\n")) + "; it must hold exactly one object"
+		return "the file has data after its JSON object, at " + in.position(in.skipSpace(end)) + "; it must hold exactly one object"
 	}
 	return ""
 }
@@ -476,7 +483,7 @@ func (d *decoder) describe(err error) string {
 	case se.Err == jsontext.ErrNonStringName:
 		return syntax("%s where a field name (a string in double quotes) was expected", describeByte(c))
 	case strings.Contains(text, "after object name"):
-		return syntax("%s after the field name %s; a colon is missing", describeByte(c), clipQuote(se.JSONPointer.LastToken()))
+		return syntax("%s after the field name %s; a colon is missing", describeByte(c), clipQuote(in.stringBefore(at, se.JSONPointer.LastToken())))
 	}
 	for _, h := range syntaxHints {
 		if strings.Contains(text, h.lib) {
@@ -649,6 +656,36 @@ func (in *input) skipSpace(off int64) int64 {
 func (in *input) prevNonSpace(off int64) int64 {
 	b := in.kept[in.start:in.index(off)]
 	return in.base + int64(in.start+len(bytes.TrimRight(b, " \t\r\n"))) - 1
+}
+
+// stringBefore is the JSON string that ends just before offset off (white
+// space aside), as read from the file, or fallback when there is none. The
+// name an error's JSON pointer ends with is not always the name just read,
+// depending on how far the decoder had buffered; the file's bytes are.
+func (in *input) stringBefore(off int64, fallback string) string {
+	end := in.prevNonSpace(off)
+	b := in.kept[in.start:in.index(end)]
+	if in.at(end) != '"' {
+		return fallback
+	}
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] != '"' {
+			continue
+		}
+		slashes := 0
+		for j := i - 1; j >= 0 && b[j] == '\\'; j-- {
+			slashes++
+		}
+		if slashes%2 == 1 {
+			continue // an escaped quote inside the string
+		}
+		var name string
+		if err := json.Unmarshal(append(append([]byte{}, b[i:]...), '"'), &name); err != nil {
+			return fallback
+		}
+		return name
+	}
+	return fallback
 }
 
 // position describes offset off as "line L, column C (byte offset B)"; line and
