@@ -32,14 +32,13 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/doclib/doclib/shared/search"
 )
@@ -350,35 +349,21 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, erro
 		return out, nil
 	}
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		next     atomic.Int64
-		wg       sync.WaitGroup
-		once     sync.Once
-		firstErr error
-	)
-	for range min(e.concurrency, len(pending)) {
-		wg.Go(func() {
-			for ctx.Err() == nil {
-				k := int(next.Add(1) - 1)
-				if k >= len(pending) {
-					return
-				}
-				if err := run(ctx, k); err != nil {
-					// The other workers' errors are mostly this cancel's
-					// echo; the first one is the cause.
-					once.Do(func() { firstErr = err; cancel() })
-					return
-				}
-			}
-		})
+	// At most e.concurrency calls at once; the first failure cancels the
+	// others, whose errors are mostly that cancel's echo (errgroup keeps
+	// the first).
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(e.concurrency)
+	for k := range len(pending) {
+		if gctx.Err() != nil {
+			break
+		}
+		g.Go(func() error { return run(gctx, k) })
 	}
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
-	// The workers stop quietly when ctx ends between calls.
+	// Scheduling stops quietly when ctx ends between calls.
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("bedrock: embed %d texts: %w", len(pending), err)
 	}

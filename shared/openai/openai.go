@@ -14,9 +14,9 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/doclib/doclib/shared/search"
 )
@@ -276,35 +276,21 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, erro
 		return out, nil
 	}
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		next     atomic.Int64
-		wg       sync.WaitGroup
-		once     sync.Once
-		firstErr error
-	)
-	for range min(e.concurrency, batches) {
-		wg.Go(func() {
-			for ctx.Err() == nil {
-				b := int(next.Add(1) - 1)
-				if b >= batches {
-					return
-				}
-				if err := run(ctx, b); err != nil {
-					// The other workers' errors are mostly this cancel's
-					// echo; the first one is the cause.
-					once.Do(func() { firstErr = err; cancel() })
-					return
-				}
-			}
-		})
+	// At most e.concurrency calls at once; the first failure cancels the
+	// others, whose errors are mostly that cancel's echo (errgroup keeps
+	// the first).
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(e.concurrency)
+	for k := range batches {
+		if gctx.Err() != nil {
+			break
+		}
+		g.Go(func() error { return run(gctx, k) })
 	}
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
-	// The workers stop quietly when ctx ends between batches.
+	// Scheduling stops quietly when ctx ends between batches.
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("openai: embed %d texts: %w", len(pending), err)
 	}
