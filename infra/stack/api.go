@@ -192,8 +192,13 @@ type GatewayResponse struct {
 	Status  string
 	Code    string // a spec error code, or a $context.authorizer reference
 	Message string // a sentence saying what to do next
-	// RetryAfter, in seconds, is sent as Retry-After when not 0.
+	// RetryAfter, in seconds, is sent as Retry-After when not 0, with
+	// X-RateLimit-Limit: Limit and X-RateLimit-Remaining: 0, as decisions.md
+	// wants on every 429. X-RateLimit-Reset cannot be sent: the gateway's
+	// buckets are not the API's minute windows, and a gateway response has
+	// only static values and the request's context to say it with.
 	RetryAfter int
+	Limit      int
 }
 
 // GatewayResponses lists a response for every type API Gateway produces.
@@ -223,17 +228,17 @@ func GatewayResponses(cfg Config) []GatewayResponse {
 		{Type: "AUTHORIZER_CONFIGURATION_ERROR", Status: "503", Code: doclib.EUnavailable, Message: "The API key could not be checked just now. Retry in a few seconds."},
 		// A usage plan's token bucket (per key) or the stage's (everyone): one
 		// request's worth refills in ThrottleRetryAfter seconds.
-		{Type: "THROTTLED", Status: "429", Code: doclib.ERateLimited, RetryAfter: cfg.ThrottleRetryAfter(),
+		{Type: "THROTTLED", Status: "429", Code: doclib.ERateLimited, RetryAfter: cfg.ThrottleRetryAfter(), Limit: cfg.KeyLimit,
 			Message: "Too many requests. Wait the number of seconds in the Retry-After header, then retry."},
 		// The plans set no quota, so this should not happen; should an
 		// operator add one, a minute keeps clients from hammering the gateway
 		// without promising a reset time the gateway does not tell us.
-		{Type: "QUOTA_EXCEEDED", Status: "429", Code: doclib.ERateLimited, RetryAfter: 60,
+		{Type: "QUOTA_EXCEEDED", Status: "429", Code: doclib.ERateLimited, RetryAfter: 60, Limit: cfg.KeyLimit,
 			Message: "This API key has used its request quota. Wait the number of seconds in the Retry-After header, then retry."},
 		// The only blocking WAF rule is the per-IP rate rule (one-minute
 		// window). Its Block has no custom response, which would take
 		// precedence over this one and could not carry X-Request-Id.
-		{Type: "WAF_FILTERED", Status: "429", Code: doclib.ERateLimited, RetryAfter: wafRetryAfter,
+		{Type: "WAF_FILTERED", Status: "429", Code: doclib.ERateLimited, RetryAfter: wafRetryAfter, Limit: cfg.IPLimit,
 			Message: "Too many requests from your IP address. Wait the number of seconds in the Retry-After header, then retry."},
 		// An unknown path (or a parent segment without a method, /documents).
 		{Type: "MISSING_AUTHENTICATION_TOKEN", Status: "404", Code: doclib.ENotFound, Message: "There is no such path. " + checkIt},
@@ -276,6 +281,8 @@ func (g GatewayResponse) Headers() map[string]string {
 	}
 	if g.RetryAfter > 0 {
 		h["Retry-After"] = "'" + strconv.Itoa(g.RetryAfter) + "'"
+		h["X-RateLimit-Limit"] = "'" + strconv.Itoa(g.Limit) + "'"
+		h["X-RateLimit-Remaining"] = "'0'"
 	}
 	return h
 }

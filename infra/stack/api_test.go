@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -25,7 +26,7 @@ import (
 // 405 method_not_allowed after authentication, which only the handler can do;
 // API Gateway would refuse a method it does not know before the authorizer.
 func TestAPIResourcesAreTheRoutes(t *testing.T) {
-	for _, variant := range []map[string]any{defaultContext, serverlessContext} {
+	for _, variant := range []map[string]any{defaultContext, customContext} {
 		s := synth(t, variant)
 		api := s.one(t, "AWS::ApiGateway::RestApi")
 		authorizer := s.one(t, "AWS::ApiGateway::Authorizer")
@@ -124,7 +125,7 @@ func TestAPIResourcesAreTheRoutes(t *testing.T) {
 }
 
 func TestAuthorizerAndKeySource(t *testing.T) {
-	for _, variant := range []map[string]any{defaultContext, serverlessContext} {
+	for _, variant := range []map[string]any{defaultContext, customContext} {
 		s := synth(t, variant)
 		a := s.one(t, "AWS::ApiGateway::Authorizer").Props
 		if a["Type"] != "REQUEST" || a["IdentitySource"] != "method.request.header.Authorization" {
@@ -176,7 +177,7 @@ func TestAuthorizerAndKeySource(t *testing.T) {
 // function's exact window answers first), on the stage, and that the
 // indexer's DOCLIB_USAGE_PLANS parses into them and names the customer.
 func TestUsagePlans(t *testing.T) {
-	for _, variant := range []map[string]any{defaultContext, serverlessContext} {
+	for _, variant := range []map[string]any{defaultContext, customContext} {
 		s := synth(t, variant)
 		stage := s.one(t, "AWS::ApiGateway::Stage")
 		must(t, "three usage plans", func() { s.template.ResourceCountIs(jsii.String("AWS::ApiGateway::UsagePlan"), jsii.Number(3)) })
@@ -229,7 +230,7 @@ func TestUsagePlans(t *testing.T) {
 }
 
 func TestWAF(t *testing.T) {
-	for _, variant := range []map[string]any{defaultContext, serverlessContext} {
+	for _, variant := range []map[string]any{defaultContext, customContext} {
 		s := synth(t, variant)
 		acl := s.one(t, "AWS::WAFv2::WebACL")
 		if acl.Props["Scope"] != "REGIONAL" {
@@ -335,7 +336,7 @@ func TestGatewayResponses(t *testing.T) {
 		"DEFAULT_5XX":                    {"", doclib.EUnavailable},
 	}
 	retryAfter := map[string]bool{"THROTTLED": true, "QUOTA_EXCEEDED": true, "WAF_FILTERED": true}
-	for _, variant := range []map[string]any{defaultContext, serverlessContext} {
+	for _, variant := range []map[string]any{defaultContext, customContext} {
 		s := synth(t, variant)
 		seen := map[string]bool{}
 		for _, r := range s.resources("AWS::ApiGateway::GatewayResponse") {
@@ -385,6 +386,15 @@ func TestGatewayResponses(t *testing.T) {
 			}
 			if has && (len(ra) < 3 || ra[0] != '\'' || ra[len(ra)-1] != '\'' || ra == "'0'") {
 				t.Errorf("%s: Retry-After %s is not a quoted positive number", typ, ra)
+			}
+			// decisions.md: a 429 carries the X-RateLimit-* headers too.
+			limit := "'" + strconv.Itoa(s.cfg.KeyLimit) + "'"
+			if typ == "WAF_FILTERED" {
+				limit = "'" + strconv.Itoa(s.cfg.IPLimit) + "'"
+			}
+			if has && (params["gatewayresponse.header.X-RateLimit-Limit"] != limit || params["gatewayresponse.header.X-RateLimit-Remaining"] != "'0'") {
+				t.Errorf("%s: X-RateLimit-Limit %v, X-RateLimit-Remaining %v; want %s and '0'", typ,
+					params["gatewayresponse.header.X-RateLimit-Limit"], params["gatewayresponse.header.X-RateLimit-Remaining"], limit)
 			}
 		}
 		for typ := range want {

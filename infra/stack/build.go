@@ -71,14 +71,24 @@ func buildOne(root, dir, name string) error {
 	cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-buildvcs=false",
 		"-ldflags=-s -w", "-o", filepath.Join(dir, "bootstrap"), "./functions/"+name)
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0")
+	arch := "arm64"
+	if a := os.Getenv(EnvArch); a != "" {
+		arch = a
+	}
+	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+arch, "CGO_ENABLED=0")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("build function %s (./functions/%s for linux/arm64): %v\n%s", name, name, err, strings.TrimSpace(out.String()))
+		return fmt.Errorf("build function %s (./functions/%s for linux/%s): %v\n%s", name, name, arch, err, strings.TrimSpace(out.String()))
 	}
 	return nil
 }
+
+// EnvArch names the architecture to build the functions for instead of
+// Lambda's arm64: the stand-in of the stack (internal/standin) runs the
+// template's own assets on the host, so it synthesizes with the host's
+// architecture, and the functions are built exactly as for deploy otherwise.
+const EnvArch = "DOCLIB_LAMBDA_GOARCH"
 
 // Prebuilt returns the binaries under dir, <dir>/<name>/bootstrap, and
 // reports a function whose bootstrap is missing.

@@ -9,10 +9,19 @@ import (
 	"strings"
 )
 
-// Search backends: the "search" context value.
+// Search backends: the "search" context value. There is one today.
+//
+// OpenSearch Serverless was an option and was removed (issue 12): a reindex
+// ends with POST /<index>/_refresh, which is not among the operations AWS
+// lists for Serverless collections; the alias swap needed alias rights its
+// data access policy did not grant; and the index's vectors are faiss HNSW
+// on a cosine space, which the collection's engine was found not to offer.
+// Nothing here could run it (docs/search.md, "OpenSearch Serverless"), so a
+// context that asks for it is refused with that reason rather than deployed
+// to fail.
 const (
 	SearchDomain     = "domain"     // an Amazon OpenSearch Service managed domain
-	SearchServerless = "serverless" // an OpenSearch Serverless VECTORSEARCH collection
+	searchServerless = "serverless" // refused: see above
 )
 
 // Config is one customer's stack, read from the CDK context (`cdk deploy -c
@@ -22,10 +31,10 @@ type Config struct {
 	// Customer names the stack (Doclib-<customer>) and the resources that
 	// carry a name (domain, collection, functions, API).
 	Customer string
-	// Search is SearchDomain or SearchServerless.
+	// Search is SearchDomain.
 	Search string
 	// DomainInstanceType, DomainInstanceCount and DomainVolumeGB size the
-	// managed domain (ignored for serverless).
+	// managed domain.
 	DomainInstanceType  string
 	DomainInstanceCount int
 	DomainVolumeGB      int
@@ -128,8 +137,11 @@ func ParseConfig(get func(key string) any) (Config, error) {
 		return nil
 	})
 	p.str(KeySearch, &c.Search, func(v string) error {
-		if v != SearchDomain && v != SearchServerless {
-			return fmt.Errorf("use %q (an OpenSearch Service managed domain) or %q (an OpenSearch Serverless collection)", SearchDomain, SearchServerless)
+		if v == searchServerless {
+			return fmt.Errorf("OpenSearch Serverless is not supported: doclib's reindex refreshes the index (_refresh) and its vectors use faiss HNSW on a cosine space, and a Serverless collection offers neither (docs/search.md); use %q, an OpenSearch Service managed domain", SearchDomain)
+		}
+		if v != SearchDomain {
+			return fmt.Errorf("use %q (an OpenSearch Service managed domain)", SearchDomain)
 		}
 		return nil
 	})

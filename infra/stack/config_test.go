@@ -30,7 +30,7 @@ func TestParseConfigDefaults(t *testing.T) {
 
 func TestParseConfigReadsEveryKey(t *testing.T) {
 	c, err := ParseConfig(ctx(map[string]any{
-		KeyCustomer: "acme-2", KeySearch: "serverless", KeyDomainInstanceType: "m7g.xlarge.search",
+		KeyCustomer: "acme-2", KeySearch: "domain", KeyDomainInstanceType: "m7g.xlarge.search",
 		KeyDomainInstanceCount: "4", KeyDomainVolumeGB: float64(200), KeyBedrockModel: "amazon.titan-embed-text-v2:0",
 		KeyEmbedDimensions: "512", KeyKeyLimit: " 120 ", KeyIPLimit: float64(600), KeyAuthorizerCacheSeconds: "0",
 		KeyLogRetentionDays: "365", KeyAlarmEmail: "ops@example.com", KeyStageRateLimit: "50", KeyStageBurstLimit: float64(80),
@@ -39,7 +39,7 @@ func TestParseConfigReadsEveryKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Config{Customer: "acme-2", Search: SearchServerless, DomainInstanceType: "m7g.xlarge.search", DomainInstanceCount: 4,
+	want := Config{Customer: "acme-2", Search: SearchDomain, DomainInstanceType: "m7g.xlarge.search", DomainInstanceCount: 4,
 		DomainVolumeGB: 200, BedrockModel: "amazon.titan-embed-text-v2:0", EmbedDimensions: 512, KeyLimit: 120, IPLimit: 600,
 		AuthorizerCacheSeconds: 0, LogRetentionDays: 365, AlarmEmail: "ops@example.com", StageRateLimit: 50, StageBurstLimit: 80,
 		AuthorizerReservedConcurrency: 20}
@@ -71,6 +71,7 @@ func TestParseConfigErrorsNameTheKey(t *testing.T) {
 		{KeyEmbedDimensions, "1024.5", "not a whole number"},
 		{KeyEmbedDimensions, float64(768), "256, 512 or 1024"},
 		{KeySearch, "elasticsearch", `"domain"`},
+		{KeySearch, "serverless", "_refresh"},
 		{KeyKeyLimit, "lots", "not a whole number"},
 		{KeyKeyLimit, "0", "from 1"},
 		{KeyIPLimit, "100k", "not a whole number"},

@@ -302,3 +302,44 @@ func merge(ms ...map[string]*string) map[string]*string {
 	}
 	return out
 }
+
+// newOperatorRole is the role operators assume to run doclib-admin reindex
+// (an AWS profile with role_arn = the OperatorRoleArn output). The domain's
+// access policy names it, with the indexer's, as the only writers: the
+// account's other identities get no access through the domain policy, so a
+// customer's documents are readable only by this stack's roles. The trust
+// policy names the account, which lets in only identities whose own policy
+// grants sts:AssumeRole on this role.
+func newOperatorRole(s awscdk.Stack, cfg Config) awsiam.Role {
+	return awsiam.NewRole(s, jsii.String("OperatorRole"), &awsiam.RoleProps{
+		AssumedBy:          awsiam.NewAccountRootPrincipal(),
+		Description:        jsii.String(fmt.Sprintf("doclib %s: operators' doclib-admin reindex: read the table, embed, rebuild the search index, pause the indexer's trigger", cfg.Customer)),
+		MaxSessionDuration: awscdk.Duration_Hours(jsii.Number(4)),
+	})
+}
+
+// grantReindex gives the operators' role what doclib-admin reindex does: scan
+// and read the table, embed with the stack's model, write the index, and
+// pause and resume the indexer's stream trigger around the rebuild
+// (shared/trigger) — that trigger only.
+func grantReindex(role awsiam.Role, t awsdynamodb.Table, search *searchBackend, model string, mapping awslambda.EventSourceMapping) {
+	role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:       jsii.String("ReadTable"),
+		Actions:   jsii.Strings(append([]string{"dynamodb:Scan", "dynamodb:DescribeTable"}, tableReadActions...)...),
+		Resources: tableReadResources(t),
+	}))
+	search.grant(role, true)
+	grantBedrock(role, model)
+	role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:       jsii.String("PauseIndexerTrigger"),
+		Actions:   jsii.Strings("lambda:GetEventSourceMapping", "lambda:UpdateEventSourceMapping"),
+		Resources: &[]*string{mapping.EventSourceMappingArn()},
+	}))
+	// ListEventSourceMappings has no resource-level permissions (Resource
+	// "*"); it lists mappings, not data.
+	role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:       jsii.String("FindIndexerTrigger"),
+		Actions:   jsii.Strings("lambda:ListEventSourceMappings"),
+		Resources: jsii.Strings("*"),
+	}))
+}

@@ -53,7 +53,7 @@ func streamKeys(pk any, sks ...any) map[string]any {
 // days, for `doclib-admin reindex` or a person to act on. Records are
 // idempotent for the indexer (it re-reads the table), so retries are safe.
 // Only the records streamFilters keep invoke it.
-func connectStream(s awscdk.Stack, t awsdynamodb.Table, indexer *function) awssqs.Queue {
+func connectStream(s awscdk.Stack, t awsdynamodb.Table, indexer *function) (awssqs.Queue, awslambda.EventSourceMapping) {
 	failed := awssqs.NewQueue(s, jsii.String("IndexerFailures"), &awssqs.QueueProps{
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL:      jsii.Bool(true),
@@ -64,7 +64,7 @@ func connectStream(s awscdk.Stack, t awsdynamodb.Table, indexer *function) awssq
 	for i, f := range streamFilters {
 		filters[i] = awslambda.FilterCriteria_Filter(&f)
 	}
-	awslambda.NewEventSourceMapping(s, jsii.String("IndexerStream"), &awslambda.EventSourceMappingProps{
+	mapping := awslambda.NewEventSourceMapping(s, jsii.String("IndexerStream"), &awslambda.EventSourceMappingProps{
 		Target:                  indexer.fn,
 		EventSourceArn:          t.TableStreamArn(),
 		StartingPosition:        awslambda.StartingPosition_TRIM_HORIZON,
@@ -76,5 +76,5 @@ func connectStream(s awscdk.Stack, t awsdynamodb.Table, indexer *function) awssq
 		OnFailure:               awslambdaeventsources.NewSqsDlq(failed),
 		Filters:                 &filters,
 	})
-	return failed
+	return failed, mapping
 }

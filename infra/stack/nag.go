@@ -2,6 +2,7 @@ package stack
 
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
@@ -19,17 +20,19 @@ const (
 	reasonLambdaAuthorizer = "Requests are authorized by the Lambda REQUEST authorizer, which checks doclib's own bearer API keys " +
 		"against the table (keys, devices, workspaces); there are no Cognito users."
 	reasonNoVPC = "No VPC: the domain is reached over its HTTPS endpoint with IAM-signed (SigV4) requests only, and its access policy " +
-		"admits the search and indexer roles and this account's own IAM identities. A VPC would need NAT or VPC endpoints for DynamoDB, Bedrock and API Gateway " +
+		"admits the search, indexer and operators' roles only. A VPC would need NAT or VPC endpoints for DynamoDB, Bedrock and API Gateway " +
 		"and would lengthen the functions' cold starts."
-	reasonNoIPAllowList = "Access is granted to IAM principals (the search and indexer roles, this account's identities), not IP addresses: Lambda functions have " +
-		"no fixed addresses, and every request must be SigV4-signed by one of the two roles."
+	reasonNoIPAllowList = "Access is granted to IAM principals (the search, indexer and operators' roles), not IP addresses: Lambda functions have " +
+		"no fixed addresses, and every request must be SigV4-signed by one of the three roles."
 	reasonNoDedicatedMasters = "A two-node domain holding one index that the indexer rebuilds from the table (doclib-admin reindex); " +
 		"three dedicated master nodes would more than double its cost. Add them before growing past a handful of data nodes."
 	reasonXRay = "X-Ray's PutTraceSegments and PutTelemetryRecords do not support resource-level permissions: " +
 		"active tracing needs Resource *. The statement has no other action."
 	reasonDomainPaths = "OpenSearch Service authorizes HTTP paths under the domain ARN: <domain-arn>/* names this domain's " +
 		"indexes and APIs only. Only the indexer has it: it creates the index and alias and writes documents (/_bulk, /_aliases). " +
-		"The search role may only POST <domain-arn>/<alias>/_search."
+		"The search role may only POST <domain-arn>/<alias>/_search and GET <domain-arn>/<alias>/_mapping."
+	reasonListMappings = "lambda:ListEventSourceMappings has no resource-level permissions; doclib-admin reindex lists the table stream's " +
+		"mappings to pause the indexer's, and may get or update that one mapping only."
 	reasonAPIKeys = "The indexer creates one API Gateway API key per doclib key at run time, so key IDs are unknown here. " +
 		"/apikeys/*: PATCH and DELETE only, and only on keys tagged doclib:customer=<this customer> (aws:ResourceTag). " +
 		"/tags/*: PUT only, and only the tag doclib:customer=<this customer> (aws:RequestTag, aws:TagKeys), which tag-on-create " +
@@ -58,7 +61,7 @@ func suppress(c any, rule, reason string, appliesTo ...string) {
 }
 
 // suppressFindings attaches each accepted finding to its resource.
-func suppressFindings(s awscdk.Stack, cfg Config, a *api, search *searchBackend, fns map[string]*function, failed awssqs.Queue) {
+func suppressFindings(s awscdk.Stack, cfg Config, a *api, search *searchBackend, fns map[string]*function, operator awsiam.Role, failed awssqs.Queue) {
 	suppress(a.rest, "AwsSolutions-APIG2", reasonRequestValidation)
 	suppress(a.rest, "AwsSolutions-COG4", reasonLambdaAuthorizer)
 	// cdk-nag names a resource of the template <LogicalId> or <LogicalId.Attribute>.
@@ -69,7 +72,9 @@ func suppressFindings(s awscdk.Stack, cfg Config, a *api, search *searchBackend,
 		suppress(search.node, "AwsSolutions-OS4", reasonNoDedicatedMasters)
 		paths := "Resource::<" + ref(search.node) + ".Arn>/*"
 		suppress(fns[awsapp.FunctionIndexer].role, "AwsSolutions-IAM5", reasonDomainPaths, paths)
+		suppress(operator, "AwsSolutions-IAM5", reasonDomainPaths, paths)
 	}
+	suppress(operator, "AwsSolutions-IAM5", reasonListMappings, "Resource::*")
 	apigw := "Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::"
 	keys := []string{apigw + "/apikeys/*", apigw + "/tags/*"}
 	for _, tier := range Tiers {

@@ -4,7 +4,6 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awsopensearchserverless"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsopensearchservice"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
@@ -20,48 +19,47 @@ const engineVersion = "OpenSearch_2.19"
 // their environment (envSearch) and named in the search role's grant.
 const searchAlias = opensearch.DefaultAlias
 
-// OpenSearch access on a managed domain. The search function makes one kind
-// of request, POST /<alias>/_search (shared/opensearch Backend.Match and
-// MostActive; it never reads the mapping: the indexer checks it at cold
-// start), so it may make that one and no other: a POST anywhere under the
-// domain would also allow /_bulk, /_delete_by_query and /_aliases. The
-// indexer creates the index and alias at cold start and writes documents
-// (/_bulk, /_aliases, PUT and DELETE of indexes), so it keeps every verb on
-// the domain's paths.
-var (
-	esSearchActions = []string{"es:ESHttpPost"}
-	esWriteActions  = []string{"es:ESHttpGet", "es:ESHttpHead", "es:ESHttpPost", "es:ESHttpPut", "es:ESHttpDelete"}
-)
+// OpenSearch access on a managed domain, path by path: OpenSearch Service
+// authorizes es:ESHttp<Method> on <domain-arn>/<path>.
+//
+// The search function makes two kinds of request (shared/opensearch): POST
+// /<alias>/_search for every search, and GET /<alias>/_mapping to check,
+// before its first search and then now and again, that the index holds
+// vectors of its embedder. It may make those and no other: a POST anywhere
+// under the domain would also allow /_bulk, /_delete_by_query and
+// /_aliases, and a POST on _mapping would change the mapping. The indexer
+// creates the index and alias and writes documents (/_bulk, /_aliases, PUT
+// and DELETE of indexes), so it keeps every verb on the domain's paths, and
+// so does the operators' role (doclib-admin reindex).
+type esGrant struct{ action, path string }
 
-// esSearchPath is the one path the search role may use under a domain ARN.
-const esSearchPath = "/" + searchAlias + "/_search"
+var (
+	esSearchGrants = []esGrant{{"es:ESHttpPost", "/" + searchAlias + "/_search"}, {"es:ESHttpGet", "/" + searchAlias + "/_mapping"}}
+	esWriteActions = []string{"es:ESHttpGet", "es:ESHttpHead", "es:ESHttpPost", "es:ESHttpPut", "es:ESHttpDelete"}
+)
 
 // searchBackend is the OpenSearch the search and indexer functions use.
 type searchBackend struct {
 	url      *string // https://…, for awsapp.EnvOpenSearchURL
-	service  string  // "es" or "aoss", for awsapp.EnvOpenSearchService
+	service  string  // "es", for awsapp.EnvOpenSearchService
 	endpoint *string // for the stack's output
 	// grant gives a role its identity-based permissions; the resource side
-	// (domain access policy, collection data access policy) names the roles
-	// when the backend is built.
+	// (the domain access policy) names the roles when the backend is built.
 	grant func(role awsiam.IRole, write bool)
 	// node is the construct cdk-nag suppressions attach to.
 	node constructs.IConstruct
 }
 
-// newSearch builds the managed domain or the serverless collection the
-// context chose. reader and writer are the search and indexer functions'
-// roles: the only principals its policy admits.
-func newSearch(s awscdk.Stack, cfg Config, reader, writer awsiam.IRole, retention awslogs.RetentionDays) *searchBackend {
-	if cfg.Search == SearchServerless {
-		return newCollection(s, cfg, reader, writer)
-	}
-	return newDomain(s, cfg, reader, writer, retention)
+// newSearch builds the managed domain. reader is the search function's role;
+// writers are the indexer's and the operators' roles: the only principals its
+// policy admits.
+func newSearch(s awscdk.Stack, cfg Config, reader awsiam.IRole, writers []awsiam.IRole, retention awslogs.RetentionDays) *searchBackend {
+	return newDomain(s, cfg, reader, writers, retention)
 }
 
 // newDomain is an Amazon OpenSearch Service domain reached over its public
 // endpoint with IAM-signed requests only (see the OS1 suppression).
-func newDomain(s awscdk.Stack, cfg Config, reader, writer awsiam.IRole, retention awslogs.RetentionDays) *searchBackend {
+func newDomain(s awscdk.Stack, cfg Config, reader awsiam.IRole, writers []awsiam.IRole, retention awslogs.RetentionDays) *searchBackend {
 	name := cfg.ResourcePrefix()
 	// The access policy must name the domain's ARN before the domain exists
 	// (GetAtt on itself would be a cycle), hence the explicit domain name.
@@ -70,7 +68,6 @@ func newDomain(s awscdk.Stack, cfg Config, reader, writer awsiam.IRole, retentio
 		awscdk.Aws_ACCOUNT_ID(), jsii.String(":domain/" + name),
 	})
 	paths := jsii.String(*arn + "/*")
-	searchPath := jsii.String(*arn + esSearchPath)
 
 	// Slow logs and error logs go to CloudWatch. The service writes them under
 	// a CloudWatch Logs resource policy (there may be 10 per account and
@@ -99,30 +96,29 @@ func newDomain(s awscdk.Stack, cfg Config, reader, writer awsiam.IRole, retentio
 		PolicyDocument: s.ToJsonString(logPolicy, nil),
 	})
 
-	access := awsiam.NewPolicyDocument(&awsiam.PolicyDocumentProps{Statements: &[]awsiam.PolicyStatement{
-		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-			Sid:        jsii.String("SearchQueries"),
+	// Only the stack's own roles, by name: a statement naming the account
+	// root would hand the decision to IAM, and any identity of the account
+	// with es:ESHttp* on "*" could read every customer's documents.
+	var statements []awsiam.PolicyStatement
+	for _, g := range esSearchGrants {
+		statements = append(statements, awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Sid:        jsii.String("Search" + g.action[len("es:ESHttp"):]),
 			Principals: &[]awsiam.IPrincipal{awsiam.NewArnPrincipal(reader.RoleArn())},
-			Actions:    jsii.Strings(esSearchActions...),
-			Resources:  &[]*string{searchPath},
-		}),
-		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-			Sid:        jsii.String("IndexerReadsAndWrites"),
-			Principals: &[]awsiam.IPrincipal{awsiam.NewArnPrincipal(writer.RoleArn())},
-			Actions:    jsii.Strings(esWriteActions...),
-			Resources:  &[]*string{paths},
-		}),
-		// Operators run doclib-admin reindex from their own machines. The
-		// account is trusted here and the decision is left to IAM: only an
-		// identity of this account whose own policy grants these actions on
-		// this domain gets in (no anonymous or cross-account access).
-		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-			Sid:        jsii.String("OperatorsThroughIAM"),
-			Principals: &[]awsiam.IPrincipal{awsiam.NewAccountRootPrincipal()},
-			Actions:    jsii.Strings(esWriteActions...),
-			Resources:  &[]*string{paths},
-		}),
-	}})
+			Actions:    jsii.Strings(g.action),
+			Resources:  &[]*string{jsii.String(*arn + g.path)},
+		}))
+	}
+	var writerArns []awsiam.IPrincipal
+	for _, w := range writers {
+		writerArns = append(writerArns, awsiam.NewArnPrincipal(w.RoleArn()))
+	}
+	statements = append(statements, awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:        jsii.String("IndexWriters"),
+		Principals: &writerArns,
+		Actions:    jsii.Strings(esWriteActions...),
+		Resources:  &[]*string{paths},
+	}))
+	access := awsiam.NewPolicyDocument(&awsiam.PolicyDocumentProps{Statements: &statements})
 
 	logOption := func(kind string) *awsopensearchservice.CfnDomain_LogPublishingOptionProperty {
 		return &awsopensearchservice.CfnDomain_LogPublishingOptionProperty{
@@ -171,90 +167,22 @@ func newDomain(s awscdk.Stack, cfg Config, reader, writer awsiam.IRole, retentio
 		service:  "es",
 		endpoint: d.AttrDomainEndpoint(),
 		grant: func(role awsiam.IRole, write bool) {
-			actions := esSearchActions
-			resources := []*string{jsii.String(*d.AttrArn() + esSearchPath)}
 			if write {
-				actions = esWriteActions
-				resources = []*string{d.AttrArn(), jsii.String(*d.AttrArn() + "/*")}
+				role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+					Sid:       jsii.String("OpenSearch"),
+					Actions:   jsii.Strings(esWriteActions...),
+					Resources: &[]*string{d.AttrArn(), jsii.String(*d.AttrArn() + "/*")},
+				}))
+				return
 			}
-			role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-				Sid:       jsii.String("OpenSearch"),
-				Actions:   jsii.Strings(actions...),
-				Resources: &resources,
-			}))
+			for _, g := range esSearchGrants {
+				role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+					Sid:       jsii.String("OpenSearch" + g.action[len("es:ESHttp"):]),
+					Actions:   jsii.Strings(g.action),
+					Resources: &[]*string{jsii.String(*d.AttrArn() + g.path)},
+				}))
+			}
 		},
 		node: d,
-	}
-}
-
-// newCollection is an OpenSearch Serverless vector search collection, public
-// endpoint with IAM-signed requests (the same reasoning as the domain), keys
-// owned by AWS, and a data access policy naming the two roles.
-func newCollection(s awscdk.Stack, cfg Config, reader, writer awsiam.IRole) *searchBackend {
-	name := cfg.ResourcePrefix()
-	collection := "collection/" + name
-	index := "index/" + name + "/*"
-	enc := awsopensearchserverless.NewCfnSecurityPolicy(s, jsii.String("CollectionEncryption"), &awsopensearchserverless.CfnSecurityPolicyProps{
-		Name: jsii.String(name + "-enc"),
-		Type: jsii.String("encryption"),
-		Policy: s.ToJsonString(map[string]any{
-			"Rules":       []any{map[string]any{"ResourceType": "collection", "Resource": []string{collection}}},
-			"AWSOwnedKey": true,
-		}, nil),
-	})
-	network := awsopensearchserverless.NewCfnSecurityPolicy(s, jsii.String("CollectionNetwork"), &awsopensearchserverless.CfnSecurityPolicyProps{
-		Name: jsii.String(name + "-net"),
-		Type: jsii.String("network"),
-		Policy: s.ToJsonString([]any{map[string]any{
-			"Rules":           []any{map[string]any{"ResourceType": "collection", "Resource": []string{collection}}},
-			"AllowFromPublic": true,
-		}}, nil),
-	})
-	data := awsopensearchserverless.NewCfnAccessPolicy(s, jsii.String("CollectionAccess"), &awsopensearchserverless.CfnAccessPolicyProps{
-		Name: jsii.String(name + "-acc"),
-		Type: jsii.String("data"),
-		Policy: s.ToJsonString([]any{
-			map[string]any{
-				"Description": "search: read the index",
-				"Principal":   []*string{reader.RoleArn()},
-				"Rules": []any{map[string]any{"ResourceType": "index", "Resource": []string{index},
-					"Permission": []string{"aoss:ReadDocument", "aoss:DescribeIndex"}}},
-			},
-			map[string]any{
-				"Description": "indexer: create the index and alias, write documents",
-				"Principal":   []*string{writer.RoleArn()},
-				"Rules": []any{
-					map[string]any{"ResourceType": "index", "Resource": []string{index},
-						"Permission": []string{"aoss:CreateIndex", "aoss:UpdateIndex", "aoss:DeleteIndex", "aoss:DescribeIndex", "aoss:ReadDocument", "aoss:WriteDocument"}},
-					map[string]any{"ResourceType": "collection", "Resource": []string{collection},
-						"Permission": []string{"aoss:DescribeCollectionItems"}},
-				},
-			},
-		}, nil),
-	})
-	c := awsopensearchserverless.NewCfnCollection(s, jsii.String("Collection"), &awsopensearchserverless.CfnCollectionProps{
-		Name:        jsii.String(name),
-		Type:        jsii.String("VECTORSEARCH"),
-		Description: jsii.String("doclib search index of " + cfg.Customer),
-	})
-	c.AddDependency(enc)
-	c.AddDependency(network)
-	c.AddDependency(data)
-	c.ApplyRemovalPolicy(awscdk.RemovalPolicy_RETAIN, nil)
-
-	return &searchBackend{
-		url:      c.AttrCollectionEndpoint(),
-		service:  "aoss",
-		endpoint: c.AttrCollectionEndpoint(),
-		grant: func(role awsiam.IRole, write bool) {
-			// aoss:APIAccessAll lets the role reach the collection's data
-			// plane at all; what it may do there is the data access policy.
-			role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-				Sid:       jsii.String("OpenSearchServerless"),
-				Actions:   jsii.Strings("aoss:APIAccessAll"),
-				Resources: &[]*string{c.AttrArn()},
-			}))
-		},
-		node: c,
 	}
 }

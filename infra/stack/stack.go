@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
@@ -31,7 +32,8 @@ func New(scope constructs.Construct, cfg Config, bins Binaries) (awscdk.Stack, e
 
 	table := newTable(s)
 	roles := newRoles(s, cfg)
-	search := newSearch(s, cfg, roles[awsapp.FunctionSearch], roles[awsapp.FunctionIndexer], cfg.retention())
+	operator := newOperatorRole(s, cfg)
+	search := newSearch(s, cfg, roles[awsapp.FunctionSearch], []awsiam.IRole{roles[awsapp.FunctionIndexer], operator}, cfg.retention())
 
 	base := map[string]*string{awsapp.EnvTable: table.TableName()}
 	envs := map[string]map[string]*string{
@@ -67,7 +69,8 @@ func New(scope constructs.Construct, cfg Config, bins Binaries) (awscdk.Stack, e
 	indexer := fns[awsapp.FunctionIndexer]
 	indexer.fn.AddEnvironment(jsii.String(awsapp.EnvUsagePlans), api.usagePlansEnv(cfg.Customer), nil)
 	grantUsageKeys(indexer.role, cfg.Customer, api.planIDs())
-	failed := connectStream(s, table, indexer)
+	failed, mapping := connectStream(s, table, indexer)
+	grantReindex(operator, table, search, cfg.BedrockModel, mapping)
 	newWAF(s, cfg, api)
 	newAlarms(s, cfg, api, fns, failed)
 
@@ -82,7 +85,8 @@ func New(scope constructs.Construct, cfg Config, bins Binaries) (awscdk.Stack, e
 		output("UsagePlan"+fnID(tier), *api.plans[tier].UsagePlanId(), "Usage plan of "+tier+" workspaces")
 	}
 	output("Region", *awscdk.Aws_REGION(), "Region of the stack")
+	output("OperatorRoleArn", *operator.RoleArn(), "Role that doclib-admin reindex assumes (a profile with role_arn): the only identity besides the functions that the domain admits")
 
-	suppressFindings(s, cfg, api, search, fns, failed)
+	suppressFindings(s, cfg, api, search, fns, operator, failed)
 	return s, nil
 }

@@ -130,7 +130,7 @@ func TestStreamFilters(t *testing.T) {
 // from the whole account's pool); the context's number on the authorizer
 // alone when given.
 func TestAuthorizerReservedConcurrency(t *testing.T) {
-	for _, variant := range []map[string]any{defaultContext, serverlessContext} {
+	for _, variant := range []map[string]any{defaultContext, customContext} {
 		s := synth(t, variant)
 		for _, f := range s.resources("AWS::Lambda::Function") {
 			got, set := f.Props["ReservedConcurrentExecutions"]

@@ -19,11 +19,11 @@ import (
 )
 
 // The tests synthesize two variants once each: the defaults (managed
-// domain), and a serverless customer with other limits and an alarm e-mail.
+// domain), and a customer with other limits and an alarm e-mail.
 var (
-	defaultContext    = map[string]any{}
-	serverlessContext = map[string]any{
-		KeyCustomer: "acme", KeySearch: SearchServerless, KeyKeyLimit: "120", KeyIPLimit: "600",
+	defaultContext = map[string]any{}
+	customContext  = map[string]any{
+		KeyCustomer: "acme", KeyKeyLimit: "120", KeyIPLimit: "600",
 		KeyEmbedDimensions: "512", KeyAuthorizerCacheSeconds: "30", KeyAlarmEmail: "ops@example.com",
 		KeyStageRateLimit: "300", KeyStageBurstLimit: "600", KeyAuthorizerConcurrency: "10",
 	}
