@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"strconv"
 	"time"
@@ -117,10 +116,9 @@ func API(ctx context.Context, group string, getenv func(string) string, log *slo
 		if err != nil {
 			return nil, fmt.Errorf("awsapp: %w", err)
 		}
-		if err := checkSearchIndex(ctx, b, e.ID(), log); err != nil {
-			return nil, err
-		}
-		opts = append(opts, service.WithSearch(&search.Searcher{Backend: b, Embedder: search.Cached(e, 0), Rules: rules}, dynamo.NewLedger(t)))
+		// No call at init: the index is checked before the first search
+		// (opensearch.Checked), which is the only request that needs it.
+		opts = append(opts, service.WithSearch(&search.Searcher{Backend: &opensearch.Checked{Backend: b}, Embedder: search.Cached(e, 0), Rules: rules}, dynamo.NewLedger(t)))
 	case httpapi.GroupLibraries, httpapi.GroupDocuments:
 	default:
 		return nil, fmt.Errorf("awsapp: no route group %q", group)
@@ -148,35 +146,6 @@ func Authorizer(ctx context.Context, getenv func(string) string, log *slog.Logge
 	}
 	a := &apigw.Authorizer{Service: service.New(dynamo.NewStore(t), nil, service.WithLogger(log)), Logger: log, Customer: customer}
 	return a.Handle, nil
-}
-
-// checkSearchIndex is the search function's cold-start check that the index
-// behind the alias holds vectors of its embedder, in its mapping version: it
-// never compares one model's query vectors with another's document vectors.
-// An index of another embedder or mapping fails the init, which Lambda shows
-// and retries, until a reindex (or a deploy of the index's embedder) cures it.
-//
-// The function only reads. Where the alias does not exist yet (a new stack,
-// before the indexer's first cold start creates it) its refused creation is
-// logged, not fatal: there is nothing to compare, and searches answer once the
-// index exists.
-func checkSearchIndex(ctx context.Context, b *opensearch.Backend, embedder string, log *slog.Logger) error {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	created, err := b.EnsureIndex(ctx)
-	var se *opensearch.StatusError
-	switch {
-	case errors.Is(err, opensearch.ErrIncompatible):
-		return fmt.Errorf("awsapp: search: %w; run doclib-admin reindex against this stack's table and cluster, or deploy the embedder the index was built with", err)
-	case errors.As(err, &se) && se.Method == http.MethodPut:
-		log.Warn("search: no index behind the alias yet, and this function may not create one; the indexer creates it at its cold start",
-			"alias", b.Alias(), "embedder", embedder, "err", err)
-	case err != nil:
-		return fmt.Errorf("awsapp: OpenSearch index: %w", err)
-	case created:
-		log.Info("search: created an empty index behind the alias", "alias", b.Alias(), "embedder", embedder)
-	}
-	return nil
 }
 
 // StreamHandler is the indexer's Lambda handler.
@@ -227,7 +196,7 @@ func Indexer(ctx context.Context, getenv func(string) string, log *slog.Logger) 
 	}
 	x := &indexer.Indexer{Source: store, Embedder: e, Index: b, Logger: log, CheckIndex: check}
 	if plans := getenv(EnvUsagePlans); plans != "" {
-		u, err := usageKeys(ctx, plans)
+		u, err := NewUsageKeys(ctx, plans)
 		if err != nil {
 			return nil, err
 		}
@@ -236,27 +205,33 @@ func Indexer(ctx context.Context, getenv func(string) string, log *slog.Logger) 
 	return x.Handle, nil
 }
 
-// usage registers keys with API Gateway's usage plans.
-type usage struct{ s *usageplan.Syncer }
+// UsageKeys registers doclib keys with API Gateway's usage plans (the
+// indexer's indexer.UsageKeys), by their usage identifiers.
+type UsageKeys struct{ Syncer *usageplan.Syncer }
 
-func (u usage) Put(ctx context.Context, h doclib.KeyHash, tier string) error {
-	return u.s.Put(ctx, usageplan.Value(u.s.Plans.Customer, h), tier)
+// Put registers h in the usage plan of tier.
+func (u *UsageKeys) Put(ctx context.Context, h doclib.KeyHash, tier string) error {
+	return u.Syncer.Put(ctx, usageplan.Value(u.Syncer.Plans.Customer, h), tier)
 }
 
-func (u usage) Delete(ctx context.Context, h doclib.KeyHash) error {
-	return u.s.Delete(ctx, usageplan.Value(u.s.Plans.Customer, h))
+// Delete removes h's registration.
+func (u *UsageKeys) Delete(ctx context.Context, h doclib.KeyHash) error {
+	return u.Syncer.Delete(ctx, usageplan.Value(u.Syncer.Plans.Customer, h))
 }
 
-func usageKeys(ctx context.Context, plans string) (usage, error) {
+// NewUsageKeys connects to API Gateway with the default AWS configuration,
+// for the usage plans of plans (EnvUsagePlans' format; the stack's
+// UsagePlans output).
+func NewUsageKeys(ctx context.Context, plans string) (*UsageKeys, error) {
 	p, err := usageplan.ParsePlans(plans)
 	if err != nil {
-		return usage{}, fmt.Errorf("awsapp: %s: %w", EnvUsagePlans, err)
+		return nil, fmt.Errorf("awsapp: %s: %w", EnvUsagePlans, err)
 	}
 	cfg, err := config.LoadDefaultConfig(ctx)
 	if err != nil {
-		return usage{}, fmt.Errorf("awsapp: AWS configuration for API Gateway: %w", err)
+		return nil, fmt.Errorf("awsapp: AWS configuration for API Gateway: %w", err)
 	}
-	return usage{&usageplan.Syncer{Client: apigateway.NewFromConfig(cfg), Plans: p}}, nil
+	return &UsageKeys{&usageplan.Syncer{Client: apigateway.NewFromConfig(cfg), Plans: p}}, nil
 }
 
 // Builder builds a function's handler from the environment.

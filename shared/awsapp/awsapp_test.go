@@ -2,18 +2,14 @@ package awsapp
 
 import (
 	"context"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
-	"github.com/doclib/doclib/internal/fakeopensearch"
-	"github.com/doclib/doclib/shared/embed"
 	"github.com/doclib/doclib/shared/httpapi"
-	"github.com/doclib/doclib/shared/opensearch"
 )
 
 func TestSettingsErrorsSayWhatToSet(t *testing.T) {
@@ -44,7 +40,7 @@ func TestSettingsErrorsSayWhatToSet(t *testing.T) {
 	if err != nil || h == nil {
 		t.Errorf("libraries: %v", err)
 	}
-	if _, err := usageKeys(ctx, "gold=abc"); err == nil || !strings.Contains(err.Error(), EnvUsagePlans) {
+	if _, err := NewUsageKeys(ctx, "gold=abc"); err == nil || !strings.Contains(err.Error(), EnvUsagePlans) {
 		t.Errorf("bad usage plans: %v", err)
 	}
 	if _, err := Authorizer(ctx, func(string) string { return "" }, log); err == nil || !strings.Contains(err.Error(), EnvTable) {
@@ -58,80 +54,25 @@ func TestSettingsErrorsSayWhatToSet(t *testing.T) {
 	}
 }
 
-// TestSearchFunctionChecksTheIndex: the search function reads the index's
-// _meta at cold start and refuses to start on an index of another embedder or
-// mapping version, rather than compare one model's vectors with another's.
-func TestSearchFunctionChecksTheIndex(t *testing.T) {
+// TestSearchFunctionStartsWithoutCalls: the search function's init makes no
+// call to OpenSearch, not even to a cluster that refuses everything: what a
+// first request can do lazily (the index check, opensearch.Checked) stays out
+// of the cold start, and the role needs no right for it at init.
+func TestSearchFunctionStartsWithoutCalls(t *testing.T) {
 	ctx := context.Background()
 	t.Setenv("AWS_REGION", "us-east-1")
-	hashing, err := embed.NewHashing(0, nil)
-	if err != nil {
-		t.Fatal(err)
+	var calls atomic.Int64
+	refuse := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.WriteHeader(http.StatusForbidden)
+	}))
+	defer refuse.Close()
+	env := map[string]string{EnvTable: "t", EnvOpenSearchURL: refuse.URL, EnvEmbedder: "hash"}
+	h, err := API(ctx, httpapi.GroupSearch, func(k string) string { return env[k] }, Logger(io.Discard))
+	if err != nil || h == nil {
+		t.Fatalf("init: %v", err)
 	}
-	build := func(url string) (string, error) {
-		var logs strings.Builder
-		env := map[string]string{EnvTable: "t", EnvOpenSearchURL: url, EnvEmbedder: "hash"}
-		h, err := API(ctx, httpapi.GroupSearch, func(k string) string { return env[k] }, Logger(&logs))
-		if err == nil && h == nil {
-			t.Fatal("no handler and no error")
-		}
-		return logs.String(), err
+	if n := calls.Load(); n != 0 {
+		t.Errorf("init made %d calls to OpenSearch, want none", n)
 	}
-	for _, c := range []struct {
-		name string
-		meta map[string]any
-		want string
-	}{
-		{"another embedder", map[string]any{"embedder": "bedrock/amazon.titan-embed-text-v2:0/1024", "schema": 1}, `holds vectors of embedder "bedrock/amazon.titan-embed-text-v2:0/1024"`},
-		{"another mapping version", map[string]any{"embedder": hashing.ID(), "schema": 0}, "mapping version 0"},
-		{"no _meta", nil, "mapping version 0"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			cluster := fakeopensearch.Start(t)
-			cluster.CreateIndex("doclib-documents-1", opensearch.DefaultAlias, c.meta)
-			_, err := build(cluster.URL)
-			if !errors.Is(err, opensearch.ErrIncompatible) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "doclib-admin reindex") {
-				t.Errorf("init error %v: want one naming the mismatch (%s) and the cure", err, c.want)
-			}
-		})
-	}
-	t.Run("this embedder's index", func(t *testing.T) {
-		cluster := fakeopensearch.Start(t)
-		cluster.CreateIndex("doclib-documents-1", opensearch.DefaultAlias, map[string]any{"embedder": hashing.ID(), "schema": 1})
-		if _, err := build(cluster.URL); err != nil {
-			t.Fatal(err)
-		}
-		if reqs := cluster.Requests(); !slices.Equal(reqs, []string{"GET /" + opensearch.DefaultAlias + "/_mapping"}) {
-			t.Errorf("requests %v: want one read of the mapping", reqs)
-		}
-	})
-	t.Run("no index yet, read-only role", func(t *testing.T) {
-		cluster := fakeopensearch.Start(t)
-		readOnly := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.Method == http.MethodPut || r.Method == http.MethodDelete {
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(http.StatusForbidden)
-				_, _ = io.WriteString(w, `{"Message":"User: arn:aws:sts::123456789012:assumed-role/search is not authorized to perform: es:ESHttpPut"}`)
-				return
-			}
-			cluster.ServeHTTP(w, r)
-		}))
-		defer readOnly.Close()
-		logs, err := build(readOnly.URL)
-		if err != nil {
-			t.Fatalf("a search function started before the indexer created the index: %v", err)
-		}
-		if !strings.Contains(logs, "no index behind the alias yet") {
-			t.Errorf("logs %s", logs)
-		}
-	})
-	t.Run("mapping unreadable", func(t *testing.T) {
-		down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.WriteHeader(http.StatusForbidden)
-		}))
-		defer down.Close()
-		if _, err := build(down.URL); err == nil || !strings.Contains(err.Error(), "OpenSearch index") {
-			t.Errorf("init error %v", err)
-		}
-	})
 }

@@ -109,11 +109,15 @@ func (b *Backend) bulk(ctx context.Context, body []byte, params url.Values, dele
 // program's. A reindex cures it.
 var ErrIncompatible = errors.New("the index is incompatible; rebuild it with a reindex")
 
-// EnsureIndex creates an index behind the alias unless the alias exists, and
-// reports whether it created one (then it is empty: load it with Reindex). An
-// existing index must have been built for this backend's embedder and mapping
-// version, or the error wraps ErrIncompatible.
-func (b *Backend) EnsureIndex(ctx context.Context) (bool, error) {
+// ErrNoIndex says there is no index behind the alias yet: the indexer
+// creates it at its first cold start.
+var ErrNoIndex = errors.New("there is no index behind the alias yet")
+
+// CheckIndex reads the mapping of the index behind the alias (GET
+// /<alias>/_mapping, nothing else) and checks that it was built for this
+// backend's embedder and mapping version; the error wraps ErrIncompatible
+// when not, ErrNoIndex when the alias does not exist.
+func (b *Backend) CheckIndex(ctx context.Context) error {
 	var mappings map[string]struct {
 		Mappings struct {
 			Meta struct {
@@ -125,21 +129,32 @@ func (b *Backend) EnsureIndex(ctx context.Context) (bool, error) {
 	err := b.do(ctx, http.MethodGet, "/"+b.alias+"/_mapping", nil, nil, &mappings)
 	var se *StatusError
 	switch {
-	case err == nil:
-		for name, m := range mappings {
-			meta := m.Mappings.Meta
-			if meta.Schema != schemaVersion {
-				return false, fmt.Errorf("opensearch: index %s has mapping version %d, this program writes version %d: %w",
-					name, meta.Schema, schemaVersion, ErrIncompatible)
-			}
-			if b.embedder != "" && meta.Embedder != b.embedder {
-				return false, fmt.Errorf("opensearch: index %s holds vectors of embedder %q, this program embeds with %q: %w",
-					name, meta.Embedder, b.embedder, ErrIncompatible)
-			}
-		}
-		return false, nil
 	case errors.As(err, &se) && se.Status == http.StatusNotFound:
-	default:
+		return fmt.Errorf("opensearch: alias %s: %w", b.alias, ErrNoIndex)
+	case err != nil:
+		return err
+	}
+	for name, m := range mappings {
+		meta := m.Mappings.Meta
+		if meta.Schema != schemaVersion {
+			return fmt.Errorf("opensearch: index %s has mapping version %d, this program writes version %d: %w",
+				name, meta.Schema, schemaVersion, ErrIncompatible)
+		}
+		if b.embedder != "" && meta.Embedder != b.embedder {
+			return fmt.Errorf("opensearch: index %s holds vectors of embedder %q, this program embeds with %q: %w",
+				name, meta.Embedder, b.embedder, ErrIncompatible)
+		}
+	}
+	return nil
+}
+
+// EnsureIndex creates an index behind the alias unless the alias exists, and
+// reports whether it created one (then it is empty: load it with Reindex). An
+// existing index must have been built for this backend's embedder and mapping
+// version, or the error wraps ErrIncompatible.
+func (b *Backend) EnsureIndex(ctx context.Context) (bool, error) {
+	err := b.CheckIndex(ctx)
+	if !errors.Is(err, ErrNoIndex) {
 		return false, err
 	}
 	name := b.versionedName(time.Now())

@@ -1,0 +1,82 @@
+package opensearch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	doclib "github.com/doclib/doclib/shared"
+	"github.com/doclib/doclib/shared/search"
+)
+
+// DefaultCheckEvery is how often a Checked backend reads the index's mapping
+// again: a reindex may swap the alias to an index of another embedder.
+const DefaultCheckEvery = 5 * time.Minute
+
+// Checked is the backend of a program that only searches (the search
+// function): before its first search, and again at most every Every, it
+// checks that the index behind the alias holds vectors of its embedder
+// (CheckIndex, one GET of the mapping), so that it never compares one model's
+// query vectors with another's document vectors. It never creates the index
+// (the indexer does), and its start makes no call: a cold start pays only
+// for what its first request needs.
+//
+// A failed check fails the search with doclib's unavailable error (503), and
+// the next search checks again.
+type Checked struct {
+	*Backend
+	// Every is the interval between checks (DefaultCheckEvery when 0).
+	Every time.Duration
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+
+	mu      sync.Mutex
+	checked time.Time // when the last check passed; zero: never
+}
+
+var _ search.Backend = (*Checked)(nil)
+
+// Match checks the index if due, then matches.
+func (c *Checked) Match(ctx context.Context, q *search.Query) (*search.Matches, error) {
+	if err := c.check(ctx); err != nil {
+		return nil, err
+	}
+	return c.Backend.Match(ctx, q)
+}
+
+// MostActive checks the index if due, then lists.
+func (c *Checked) MostActive(ctx context.Context, q *search.Query, f search.Filter) ([]search.Hit, int, error) {
+	if err := c.check(ctx); err != nil {
+		return nil, 0, err
+	}
+	return c.Backend.MostActive(ctx, q, f)
+}
+
+func (c *Checked) check(ctx context.Context) error {
+	now := time.Now
+	if c.Now != nil {
+		now = c.Now
+	}
+	every := c.Every
+	if every <= 0 {
+		every = DefaultCheckEvery
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.checked.IsZero() && now().Sub(c.checked) < every {
+		return nil
+	}
+	err := c.Backend.CheckIndex(ctx)
+	switch {
+	case err == nil:
+		c.checked = now()
+		return nil
+	case errors.Is(err, ErrIncompatible):
+		return doclib.Unavailable(fmt.Errorf("%w; run doclib-admin reindex against this stack's table and cluster, or deploy the embedder the index was built with", err))
+	case errors.Is(err, ErrNoIndex):
+		return doclib.Unavailable(fmt.Errorf("%w; the indexer creates it at its cold start", err))
+	}
+	return doclib.Unavailable(fmt.Errorf("opensearch: check the index: %w", err))
+}
