@@ -1,6 +1,7 @@
 package doclib
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -59,7 +60,9 @@ func ErrorCode(err error) string {
 		return e.Code
 	}
 	var u *unavailableError
-	if errors.As(err, &u) {
+	if errors.As(err, &u) || errors.Is(err, context.DeadlineExceeded) {
+		// A request that ran out of its time budget (apigw's deadline
+		// before the function's) met a slow dependency: retrying may pass.
 		return EUnavailable
 	}
 	return EInternal
@@ -73,7 +76,7 @@ func ErrorMessage(err error) string {
 		return e.Message
 	}
 	var u *unavailableError
-	if errors.As(err, &u) {
+	if errors.As(err, &u) || errors.Is(err, context.DeadlineExceeded) {
 		return unavailableClientMessage
 	}
 	return internalClientMessage

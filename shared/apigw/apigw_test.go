@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -166,5 +167,34 @@ func TestAuthorizerDeniesAKeyOfAMissingWorkspace(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), `"workspace_id":"ws_acme"`) || !strings.Contains(logs.String(), `"key_id":"key_full"`) {
 		t.Errorf("the cause is not logged:\n%s", logs.String())
+	}
+}
+
+// TestHandlerKeepsAReserveBeforeTheDeadline: the request's context ends
+// DeadlineReserve before the function's, so a slow dependency fails the
+// request while the function can still answer (503) and refund a search.
+func TestHandlerKeepsAReserveBeforeTheDeadline(t *testing.T) {
+	fnDeadline := time.Now().Add(10 * time.Second)
+	var got time.Time
+	h := apigw.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, _ = r.Context().Deadline()
+		<-r.Context().Done()
+		err := r.Context().Err()
+		w.WriteHeader(map[bool]int{true: http.StatusServiceUnavailable, false: http.StatusOK}[doclib.ErrorCode(err) == doclib.EUnavailable])
+	}))
+	ctx, cancel := context.WithDeadline(context.Background(), fnDeadline)
+	defer cancel()
+	// A deadline already inside the reserve ends the request at once.
+	ctx2, cancel2 := context.WithDeadline(ctx, time.Now().Add(apigw.DeadlineReserve/2))
+	defer cancel2()
+	resp, err := h(ctx2, events.APIGatewayProxyRequest{HTTPMethod: "GET", Path: "/libraries"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("status %d, want 503 for a request out of time", resp.StatusCode)
+	}
+	if want := time.Now().Add(-apigw.DeadlineReserve / 2); got.After(want.Add(time.Second)) {
+		t.Errorf("request deadline %v, want before the function's by %v", got, apigw.DeadlineReserve)
 	}
 }

@@ -16,6 +16,11 @@ import (
 	doclib "github.com/doclib/doclib/shared"
 )
 
+// DeadlineReserve is the time Handler keeps between a request's deadline and
+// the function's, to answer and to give back a search's credit (the refund
+// has RefundTimeout of it, in shared/service).
+const DeadlineReserve = 2 * time.Second
+
 // ProxyHandler is the Lambda handler of a REST API proxy integration.
 type ProxyHandler func(context.Context, events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error)
 
@@ -27,9 +32,21 @@ type ProxyHandler func(context.Context, events.APIGatewayProxyRequest) (events.A
 // "Internal server error"}, without the API's error shape or X-Request-Id,
 // and count a failed invocation. See request for the events that the proxy
 // library alone cannot turn into an http.Request.
+//
+// The request's context ends DeadlineReserve before the function's deadline:
+// a dependency that outlasts the budget (Bedrock's throttling backoff, the
+// SDK's retries) fails the request with 503 while the function can still
+// answer and undo what the request spent (a search's credit), instead of
+// Lambda killing it at its timeout, which API Gateway turns into a bare 502
+// with the credit gone.
 func Handler(h http.Handler) ProxyHandler {
 	var accessor core.RequestAccessor
 	return func(ctx context.Context, ev events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
+		if dl, ok := ctx.Deadline(); ok {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithDeadline(ctx, dl.Add(-DeadlineReserve))
+			defer cancel()
+		}
 		r, err := request(ctx, &accessor, ev)
 		if err != nil {
 			return events.APIGatewayProxyResponse{}, fmt.Errorf("apigw: could not convert the proxy event to a request: %w", err)

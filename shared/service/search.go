@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/api"
@@ -18,6 +19,10 @@ type SearchParams struct {
 	Filter search.Filter
 	Page   Page
 }
+
+// RefundTimeout bounds the refund of a failed search's credit; it fits in
+// the time apigw.DeadlineReserve keeps before a function's deadline.
+const RefundTimeout = time.Second
 
 // Search is GET /search/documents. The checks follow decisions.md: a libraryId
 // outside scope is 404 before anything is spent; then the subscription, then the
@@ -71,7 +76,11 @@ func (s *Service) Search(ctx context.Context, p *doclib.Principal, sp SearchPara
 		if answered {
 			return
 		}
-		if rerr := s.ledger.Refund(context.WithoutCancel(ctx), p.WorkspaceID); rerr != nil {
+		// The request's own context may be over (its deadline is why the
+		// search failed): the refund gets a short budget of its own.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), RefundTimeout)
+		defer cancel()
+		if rerr := s.ledger.Refund(rctx, p.WorkspaceID); rerr != nil {
 			err = errors.Join(err, fmt.Errorf("service: search: refund credit: %w", rerr))
 		}
 	}()
