@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/aws/smithy-go"
+
+	"github.com/doclib/doclib/internal/fakeapigateway"
 	doclib "github.com/doclib/doclib/shared"
 )
 
@@ -39,7 +41,7 @@ func addNoise(f *fakeAPIGateway, value string) {
 }
 
 // writes lists the log's write requests as "Operation" or "Operation planID".
-func writes(log []fakeRequest) []string {
+func writes(log []fakeapigateway.Request) []string {
 	var ws []string
 	for _, r := range log {
 		if r.Method == http.MethodGet {
@@ -54,7 +56,7 @@ func writes(log []fakeRequest) []string {
 	return ws
 }
 
-func count(log []fakeRequest, op string) int {
+func count(log []fakeapigateway.Request, op string) int {
 	n := 0
 	for _, r := range log {
 		if r.Op == op {
@@ -176,8 +178,8 @@ func TestPutRepairs(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			f, s := setup(t)
 			v := testValue("repair")
-			k := f.addKey(name(v)+"|"+testCustomer, v, c.enabled, c.plans...)
-			k.Description = description
+			f.add(fakeapigateway.Key{Name: name(v), Value: v, Enabled: c.enabled, Description: description,
+				Tags: map[string]string{TagCustomer: testCustomer}, UsagePlans: c.plans})
 			if err := s.Put(context.Background(), v, "team"); err != nil {
 				t.Fatal(err)
 			}
@@ -194,7 +196,7 @@ func TestPutRepairs(t *testing.T) {
 func TestPutAfterLostCreateResponse(t *testing.T) {
 	f, s := setup(t)
 	v := testValue("lost")
-	f.fail("CreateApiKey", fakeFailure{http.StatusBadGateway, "InternalFailure", "upstream gone", true})
+	f.fail("CreateApiKey", fakeapigateway.Error{Status: http.StatusBadGateway, Type: "InternalFailure", Message: "upstream gone", Applied: true})
 	if err := s.Put(context.Background(), v, "individual"); err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +283,7 @@ func TestDeleteRaceIsFine(t *testing.T) {
 	v := testValue("race")
 	f.addKey(name(v)+"|"+testCustomer, v, true, "planteam")
 	// Another deleter got there between our lookup and our delete.
-	f.fail("DeleteApiKey", fakeFailure{http.StatusNotFound, "NotFoundException", "Invalid API Key identifier specified", true})
+	f.fail("DeleteApiKey", fakeapigateway.Error{Status: http.StatusNotFound, Type: "NotFoundException", Message: "Invalid API Key identifier specified", Applied: true})
 	if err := s.Delete(context.Background(), v); err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +292,7 @@ func TestDeleteRaceIsFine(t *testing.T) {
 func TestThrottlingIsRetried(t *testing.T) {
 	f, s := setup(t)
 	v := testValue("throttled")
-	tooMany := fakeFailure{http.StatusTooManyRequests, "TooManyRequestsException", "Too Many Requests", false}
+	tooMany := fakeapigateway.Error{Status: http.StatusTooManyRequests, Type: "TooManyRequestsException", Message: "Too Many Requests"}
 	f.fail("GetApiKeys", tooMany)
 	f.fail("CreateUsagePlanKey", tooMany, tooMany)
 	if err := s.Put(context.Background(), v, "team"); err != nil {
@@ -307,8 +309,8 @@ func TestThrottlingIsRetried(t *testing.T) {
 }
 
 func TestAccessDenied(t *testing.T) {
-	denied := fakeFailure{http.StatusForbidden, "AccessDeniedException",
-		"User: arn:aws:sts::123456789012:assumed-role/indexer/x is not authorized to perform: apigateway:POST", false}
+	denied := fakeapigateway.Error{Status: http.StatusForbidden, Type: "AccessDeniedException",
+		Message: "User: arn:aws:sts::123456789012:assumed-role/indexer/x is not authorized to perform: apigateway:POST"}
 	for _, c := range []struct{ op, plan string }{
 		{"GetApiKeys", ""},
 		{"CreateApiKey", ""},
@@ -445,7 +447,7 @@ func TestPutIgnoresLookalikes(t *testing.T) {
 	if got, want := writes(f.requests()), []string{"CreateApiKey", "DeleteUsagePlanKey planteam", "CreateUsagePlanKey planind"}; slices.Contains(got, "UpdateApiKey") || got[0] != want[0] {
 		t.Errorf("writes %v: want a new key, no change of another's", got)
 	}
-	for _, k := range []*fakeKey{other, untagged} {
+	for _, k := range []fakeapigateway.Key{other, untagged} {
 		if got := f.key(k.ID); got.Enabled || got.Name != name(v) || got.Tags[TagCustomer] != k.Tags[TagCustomer] {
 			t.Errorf("lookalike changed: %+v", got)
 		}
@@ -476,7 +478,7 @@ func TestPutIgnoresLookalikes(t *testing.T) {
 func TestPutAdoptsLegacyKey(t *testing.T) {
 	f, s := setup(t)
 	v := testValue("legacy")
-	f.addKey(v, v, true, "planind").Description = description
+	f.add(fakeapigateway.Key{Name: v, Value: v, Enabled: true, Description: description, UsagePlans: []string{"planind"}})
 	ctx := context.Background()
 	if err := s.Put(ctx, v, "team"); err != nil {
 		t.Fatal(err)
@@ -500,7 +502,8 @@ func TestPutAdoptsLegacyKey(t *testing.T) {
 func TestPutFinishesAdoption(t *testing.T) {
 	f, s := setup(t)
 	v := testValue("half adopted")
-	f.addKey(v+"|"+testCustomer, v, true, "planteam").Description = description
+	f.add(fakeapigateway.Key{Name: v, Value: v, Enabled: true, Description: description,
+		Tags: map[string]string{TagCustomer: testCustomer}, UsagePlans: []string{"planteam"}})
 	if err := s.Put(context.Background(), v, "team"); err != nil {
 		t.Fatal(err)
 	}
@@ -514,7 +517,7 @@ func TestPutFinishesAdoption(t *testing.T) {
 // stack's from before per-stack keys: it is not adopted, and Put fails.
 func TestPutLeavesForeignLegacyKey(t *testing.T) {
 	f, s := setup(t)
-	f.plans["elsewhere"] = map[string]bool{}
+	f.AddUsagePlan("elsewhere")
 	v := testValue("foreign legacy")
 	k := f.addKey(v, v, true, "elsewhere")
 	ctx := context.Background()
