@@ -1,0 +1,82 @@
+// Command fn is lambdaemu's test function. Its event chooses what an invoke
+// does ({"op": ...}); INIT_MODE in its environment chooses how its init
+// goes.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-lambda-go/lambdacontext"
+)
+
+type event struct {
+	Op   string          `json:"op"`
+	Ms   int             `json:"ms"`
+	Size int             `json:"size"`
+	Data json.RawMessage `json:"data"`
+}
+
+func main() {
+	switch os.Getenv("INIT_MODE") {
+	case "exit":
+		fmt.Fprintln(os.Stderr, "init: no configuration, giving up")
+		os.Exit(1)
+	case "slow":
+		d, _ := time.ParseDuration(os.Getenv("INIT_SLEEP"))
+		time.Sleep(d)
+	case "post":
+		// What a runtime does when its init fails: report, then wait to be
+		// stopped.
+		body := `{"errorMessage":"no table configured","errorType":"ConfigError"}`
+		req, _ := http.NewRequest("POST", "http://"+os.Getenv("AWS_LAMBDA_RUNTIME_API")+"/2018-06-01/runtime/init/error", strings.NewReader(body))
+		req.Header.Set("Lambda-Runtime-Function-Error-Type", "Runtime.ConfigError")
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+		time.Sleep(time.Hour)
+	}
+	fmt.Println("init done")
+	lambda.Start(handle)
+}
+
+func handle(ctx context.Context, ev event) (any, error) {
+	switch ev.Op {
+	case "echo":
+		lc, _ := lambdacontext.FromContext(ctx)
+		deadline, _ := ctx.Deadline()
+		env := map[string]string{}
+		for _, kv := range os.Environ() {
+			k, v, _ := strings.Cut(kv, "=")
+			env[k] = v
+		}
+		wd, _ := os.Getwd()
+		return map[string]any{
+			"data": ev.Data, "env": env, "pid": os.Getpid(), "cwd": wd,
+			"requestId": lc.AwsRequestID, "arn": lc.InvokedFunctionArn, "deadlineMs": deadline.UnixMilli(),
+		}, nil
+	case "sleep":
+		time.Sleep(time.Duration(ev.Ms) * time.Millisecond)
+		return map[string]any{"pid": os.Getpid()}, nil
+	case "error":
+		return nil, errors.New("boom")
+	case "panic":
+		panic("kaboom")
+	case "crash":
+		fmt.Println("crashing")
+		os.Exit(3)
+	case "hang":
+		time.Sleep(time.Hour)
+	case "big":
+		return json.RawMessage(append(append([]byte{'"'}, bytes.Repeat([]byte("x"), ev.Size-2)...), '"')), nil
+	}
+	return nil, fmt.Errorf("unknown op %q", ev.Op)
+}
