@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -18,11 +19,14 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/doclib/doclib/shared/awsapp"
 	"github.com/doclib/doclib/shared/dataset"
 	"github.com/doclib/doclib/shared/dynamo"
+	"github.com/doclib/doclib/shared/indexer"
 	"github.com/doclib/doclib/shared/opensearch"
 	"github.com/doclib/doclib/shared/setup"
 	"github.com/doclib/doclib/shared/trigger"
+	"github.com/doclib/doclib/shared/usageplan"
 )
 
 // run is the whole program, so that tests drive what main does.
@@ -463,8 +467,83 @@ func (a *app) keysCmd() *cobra.Command {
 			return nil
 		},
 	}
-	keys.AddCommand(create, list, revoke)
+	keys.AddCommand(create, list, revoke, a.keysSyncCmd())
 	return keys
+}
+
+// keysSyncCmd repairs the API Gateway side of the keys: the indexer registers
+// each key's usage identifier in its tier's usage plan from the table's
+// stream, and a registration that failed past the stream's retries (its
+// record then waits in the failure queue) leaves the key refused by the
+// gateway. This does for every key what the indexer does for one, then
+// deletes the stack's API keys that no doclib key has any more.
+func (a *app) keysSyncCmd() *cobra.Command {
+	var plans string
+	cmd := &cobra.Command{
+		Use:   "sync --usage-plans PLANS",
+		Short: "Register every key of the table with API Gateway's usage plans, and remove stale API keys",
+		Long: `sync repairs the usage-plan registrations the indexer keeps from the table's
+stream (the indexer's failure queue holds the records it gave up on): every key
+of the table gets an API key in its workspace plan's usage plan, and the
+stack's API keys that no doclib key has any more are deleted. It is safe to run
+at any time, and again: it changes only what differs.
+
+PLANS is the stack's UsagePlans output (or $DOCLIB_USAGE_PLANS):
+customer=acme,individual=<plan id>,team=<plan id>,enterprise=<plan id>.`,
+		Example: `  doclib-admin keys sync --table doclib-acme-Table --usage-plans "$(aws cloudformation describe-stacks \
+    --stack-name Doclib-acme --query "Stacks[0].Outputs[?OutputKey=='UsagePlans'].OutputValue" --output text)"`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if plans == "" {
+				plans = a.getenv(awsapp.EnvUsagePlans)
+			}
+			if plans == "" {
+				return usageError{errors.New("give the stack's usage plans with --usage-plans (its UsagePlans output) or DOCLIB_USAGE_PLANS")}
+			}
+			ctx := cmd.Context()
+			t, err := a.connect(ctx)
+			if err != nil {
+				return err
+			}
+			u, err := awsapp.NewUsageKeys(ctx, plans)
+			if err != nil {
+				return usageError{err}
+			}
+			hashes, err := t.KeyHashes(ctx)
+			if err != nil {
+				return err
+			}
+			x := &indexer.Indexer{Usage: u, Keys: dynamo.NewStore(t), Logger: slog.New(slog.NewTextHandler(a.stderr, nil))}
+			failed := x.SyncKeys(ctx, hashes)
+			want := map[string]bool{}
+			for _, h := range hashes {
+				want[usageplan.Value(u.Syncer.Plans.Customer, h)] = true
+			}
+			values, err := u.Syncer.Values(ctx)
+			if err != nil {
+				return err
+			}
+			removed, removeFailed := 0, 0
+			for _, v := range values {
+				if want[v] {
+					continue
+				}
+				if err := u.Syncer.Delete(ctx, v); err != nil {
+					fmt.Fprintf(a.stderr, "could not delete the stale API key %s: %v\n", usageplan.KeyName(u.Syncer.Plans.Customer, v), err)
+					removeFailed++
+					continue
+				}
+				removed++
+			}
+			fmt.Fprintf(a.stdout, "Registered %d of %d keys in their usage plans; deleted %d stale API keys.\n", len(hashes)-len(failed), len(hashes), removed)
+			if n := len(failed) + removeFailed; n > 0 {
+				return fmt.Errorf("%d keys could not be synced (see above); run keys sync again once the cause is fixed", n)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&plans, "usage-plans", "", "the stack's UsagePlans output: `customer=…,individual=…,team=…,enterprise=…`")
+	return cmd
 }
 
 func parseExpiry(s string) (time.Time, error) {

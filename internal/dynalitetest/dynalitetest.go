@@ -306,3 +306,14 @@ func (b *tailBuffer) String() string {
 	defer b.mu.Unlock()
 	return string(b.buf)
 }
+
+// Launch starts a dynalite process of the caller's own, for programs that are
+// not tests (scripts/standin); stop ends it, and its watchdog ends it when
+// the program exits.
+func Launch() (srv *Server, stop func(), err error) {
+	p, err := launchWithRetry()
+	if err != nil {
+		return nil, nil, err
+	}
+	return &Server{Endpoint: p.endpoint}, p.kill, nil
+}

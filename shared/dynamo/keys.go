@@ -1,6 +1,7 @@
 package dynamo
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	doclib "github.com/doclib/doclib/shared"
 )
@@ -189,4 +191,26 @@ func (s *Store) WorkspaceKeyHashes(ctx context.Context, workspaceID string) ([]d
 		return nil, err
 	}
 	return out, decodeErr
+}
+
+// KeyHashes lists the hash of every key in the table, from the keys' lookup
+// items (pk KEY#<hash>, sk KEY): what `doclib-admin keys sync` registers
+// with API Gateway's usage plans. It scans the table.
+func (t *Table) KeyHashes(ctx context.Context) ([]doclib.KeyHash, error) {
+	var out []doclib.KeyHash
+	err := t.Scan(ctx, 4, func(it item) error {
+		pk, _ := it[attrPK].(*types.AttributeValueMemberS)
+		sk, _ := it[attrSK].(*types.AttributeValueMemberS)
+		if pk == nil || sk == nil || sk.Value != "KEY" || !strings.HasPrefix(pk.Value, "KEY#") {
+			return nil
+		}
+		h, err := doclib.ParseKeyHash(strings.TrimPrefix(pk.Value, "KEY#"))
+		if err != nil {
+			return fmt.Errorf("dynamo: key item %s: %w", pk.Value, err)
+		}
+		out = append(out, h)
+		return nil
+	})
+	slices.SortFunc(out, func(a, b doclib.KeyHash) int { return bytes.Compare(a[:], b[:]) })
+	return out, err
 }

@@ -29,6 +29,14 @@ type KeySource interface {
 	WorkspaceKeyHashes(ctx context.Context, workspaceID string) ([]doclib.KeyHash, error)
 }
 
+// SyncKeys brings the usage registration of each of hashes up to date, as
+// the stream does for a key's record, and returns the hashes it failed (each
+// logged). doclib-admin keys sync calls it for every key of the table, to
+// repair registrations that failed past the stream's retries.
+func (x *Indexer) SyncKeys(ctx context.Context, hashes []doclib.KeyHash) map[doclib.KeyHash]bool {
+	return x.syncKeys(ctx, hashes)
+}
+
 // syncKeys brings the usage registration of each key up to date, reading the
 // key and its workspace again as the documents are (a record only says "look
 // at this key again"), and returns the hashes it failed.

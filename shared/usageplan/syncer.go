@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -40,6 +41,9 @@ type Syncer struct {
 // finishes what an interrupted one left (key created but in no plan, disabled
 // key, key still in its old tier's plan, adoption tagged but not renamed).
 func (s *Syncer) Put(ctx context.Context, value, tier string) error {
+	if err := checkValue(value); err != nil {
+		return err
+	}
 	plan, ok := s.Plans.ByTier[tier]
 	if !ok {
 		known := strings.Join(s.Plans.tiers(), ", ")
@@ -72,6 +76,9 @@ func (s *Syncer) Put(ctx context.Context, value, tier string) error {
 // memberships. A key that does not exist is no error; another stack's key of
 // the same value is left alone.
 func (s *Syncer) Delete(ctx context.Context, value string) error {
+	if err := checkValue(value); err != nil {
+		return err
+	}
 	keys, err := s.findKeys(ctx, value)
 	if err != nil {
 		return err
@@ -90,6 +97,26 @@ func (s *Syncer) Delete(ctx context.Context, value string) error {
 		}
 	}
 	return nil
+}
+
+// Values lists the usage identifiers of this stack's API keys: the keys named
+// KeyName(customer, …) and tagged with the customer, read from their names
+// (values are never asked for). doclib-admin keys sync deletes those that no
+// doclib key has any more.
+func (s *Syncer) Values(ctx context.Context) ([]string, error) {
+	prefix := KeyName(s.Plans.Customer, "")
+	keys, err := s.listKeys(ctx, "", prefix, func(k types.ApiKey) bool {
+		return strings.HasPrefix(aws.ToString(k.Name), prefix) && k.Tags[TagCustomer] == s.Plans.Customer
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, strings.TrimPrefix(aws.ToString(k.Name), prefix))
+	}
+	slices.Sort(out)
+	return out, nil
 }
 
 // ensureKey returns the ID of this stack's enabled API key valued value,
@@ -178,9 +205,12 @@ func (s *Syncer) findKeys(ctx context.Context, value string) ([]types.ApiKey, er
 // says to keep. Values are never asked for.
 func (s *Syncer) listKeys(ctx context.Context, value, query string, keep func(types.ApiKey) bool) ([]types.ApiKey, error) {
 	// Every Put and Delete starts here, so this is where a bad value or a
-	// missing customer is refused, before any request.
-	if err := checkValue(value); err != nil {
-		return nil, err
+	// missing customer is refused, before any request. Values lists every
+	// key and has no value.
+	if value != "" {
+		if err := checkValue(value); err != nil {
+			return nil, err
+		}
 	}
 	if err := checkCustomer(s.Plans.Customer); err != nil {
 		return nil, fmt.Errorf("usageplan: the Syncer's Plans name no valid customer (%v): %s", err, plansHelp)
