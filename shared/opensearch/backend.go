@@ -16,6 +16,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	opensearchgo "github.com/opensearch-project/opensearch-go/v4"
+	"github.com/opensearch-project/opensearch-go/v4/opensearchtransport"
 	"github.com/opensearch-project/opensearch-go/v4/signer/awsv2"
 
 	doclib "github.com/doclib/doclib/shared"
@@ -70,8 +71,11 @@ func New(cfg Config) (*Backend, error) {
 	if cfg.Dimensions <= 0 {
 		return nil, errors.New("opensearch: the embedder's dimensions are needed for the index mapping")
 	}
-	oc := opensearchgo.Config{
-		Addresses:            []string{strings.TrimRight(cfg.URL, "/")},
+	// The transport is built directly, not through opensearchgo.NewClient,
+	// because only its own Config can turn the node-stats poller off.
+	u.Path = strings.TrimRight(u.Path, "/")
+	tc := opensearchtransport.Config{
+		URLs:                 []*url.URL{u},
 		Username:             cfg.Username,
 		Password:             cfg.Password,
 		Transport:            cfg.Transport,
@@ -79,9 +83,19 @@ func New(cfg Config) (*Backend, error) {
 		MaxRetries:           3,
 		RetryOnStatus:        []int{429, 502, 503, 504},
 		EnableRetryOnTimeout: true,
+		// One endpoint, no cluster management: an AWS domain answers on one
+		// load-balanced address, and the functions' roles may send only the
+		// requests doclib makes (infra/stack/search.go). The client's own
+		// background traffic (node stats every 5 s, cluster health probes,
+		// health checks to resurrect a node) would be refused there, with
+		// 403s in the domain's logs, so it is turned off; the stand-in's
+		// checker found the node-stats poll.
+		NodeStatsInterval:     -1,
+		MaxRetryClusterHealth: -1,
+		HealthCheckMaxRetries: -1,
 	}
-	if oc.RequestTimeout <= 0 {
-		oc.RequestTimeout = 10 * time.Second
+	if tc.RequestTimeout <= 0 {
+		tc.RequestTimeout = 10 * time.Second
 	}
 	if cfg.AWSService != "" {
 		if cfg.AWSService != "es" && cfg.AWSService != "aoss" {
@@ -94,12 +108,13 @@ func New(cfg Config) (*Backend, error) {
 		if err != nil {
 			return nil, fmt.Errorf("opensearch: SigV4 signer: %w", err)
 		}
-		oc.Signer = s
+		tc.Signer = s
 	}
-	c, err := opensearchgo.NewClient(oc)
+	tp, err := opensearchtransport.New(tc)
 	if err != nil {
 		return nil, fmt.Errorf("opensearch: client: %w", err)
 	}
+	c := &opensearchgo.Client{Transport: tp}
 	alias := cfg.Alias
 	if alias == "" {
 		alias = DefaultAlias

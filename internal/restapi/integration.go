@@ -1,0 +1,201 @@
+package restapi
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-lambda-go/events"
+)
+
+// headers are the request's headers as API Gateway hands them on: the
+// client's, with Host set to the API's domain and the X-Forwarded-* and
+// X-Amzn-Trace-Id headers API Gateway adds.
+func (g *Gateway) headers(c *call) map[string][]string {
+	h := map[string][]string{}
+	for k, v := range c.r.Header {
+		h[k] = v
+	}
+	h["Host"] = []string{g.domain()}
+	h["X-Forwarded-For"] = []string{c.sourceIP}
+	h["X-Forwarded-Port"] = []string{"443"}
+	h["X-Forwarded-Proto"] = []string{"https"}
+	h["X-Amzn-Trace-Id"] = []string{"Root=1-" + c.requestID[:8] + "-" + strings.ReplaceAll(c.requestID[9:], "-", "")[:24]}
+	return h
+}
+
+func (g *Gateway) domain() string {
+	return g.api.ID + ".execute-api." + g.api.Region + ".amazonaws.com"
+}
+
+func singleValues(m map[string][]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		if len(v) > 0 {
+			out[k] = v[len(v)-1]
+		}
+	}
+	return out
+}
+
+func nilIfEmpty(m url.Values) map[string][]string {
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+func nilIfEmptyMap(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+// integrate calls the method's function with the proxy event and writes
+// its answer.
+func (g *Gateway) integrate(w http.ResponseWriter, c *call, in Integration) {
+	body, err := io.ReadAll(c.r.Body)
+	if err != nil {
+		c.errMessage = "Bad Request"
+		g.gatewayResponse(w, c, "BAD_REQUEST_BODY")
+		return
+	}
+	h := g.headers(c)
+	q := c.r.URL.Query()
+	authorizer := map[string]any{}
+	for k, v := range c.authorizer {
+		authorizer[k] = v
+	}
+	if c.authorizer != nil {
+		authorizer["integrationLatency"] = g.opts.Now().Sub(c.start).Milliseconds()
+	} else {
+		authorizer = nil
+	}
+	now := g.opts.Now().UTC()
+	ev := events.APIGatewayProxyRequest{
+		Resource: c.resource.res.Path, Path: c.r.URL.Path, HTTPMethod: c.r.Method,
+		Headers: singleValues(h), MultiValueHeaders: h,
+		QueryStringParameters: singleValues(q), MultiValueQueryStringParameters: nilIfEmpty(q),
+		PathParameters: nilIfEmptyMap(c.params),
+		RequestContext: events.APIGatewayProxyRequestContext{
+			AccountID: g.api.Account, ResourceID: resourceID(c.resource.res.Path), Stage: g.api.Stage,
+			DomainName: g.domain(), DomainPrefix: g.api.ID, RequestID: c.requestID,
+			ExtendedRequestID: c.requestID[:8] + "=", Protocol: c.r.Proto,
+			Identity:     events.APIGatewayRequestIdentity{SourceIP: c.sourceIP, UserAgent: c.r.UserAgent(), APIKeyID: c.apiKeyID},
+			ResourcePath: c.resource.res.Path, Path: "/" + g.api.Stage + c.r.URL.Path, Authorizer: authorizer,
+			HTTPMethod: c.r.Method, RequestTime: now.Format("02/Jan/2006:15:04:05 -0700"),
+			RequestTimeEpoch: now.UnixMilli(), APIID: g.api.ID,
+		},
+	}
+	if len(body) > 0 {
+		if isText(c.r.Header.Get("Content-Type")) {
+			ev.Body = string(body)
+		} else {
+			ev.Body, ev.IsBase64Encoded = base64.StdEncoding.EncodeToString(body), true
+		}
+	}
+	payload, _ := json.Marshal(ev)
+	ctx, cancel := context.WithTimeout(c.r.Context(), g.opts.IntegrationTimeout)
+	defer cancel()
+	out, fnErr, err := g.inv.Invoke(ctx, in.Function, payload)
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) || (err == nil && ctx.Err() != nil):
+		c.errMessage = "Endpoint request timed out"
+		g.gatewayResponse(w, c, "INTEGRATION_TIMEOUT")
+		return
+	case err != nil:
+		// Lambda refused the call (no permission, no function): API
+		// Gateway reports a configuration error.
+		g.opts.Logf("restapi: %s %s: invoke %s: %v", c.r.Method, c.r.URL.Path, in.Function, err)
+		c.errMessage = "Internal server error"
+		g.gatewayResponse(w, c, "API_CONFIGURATION_ERROR")
+		return
+	case fnErr != "":
+		g.opts.Logf("restapi: %s %s: function %s failed (%s): %s", c.r.Method, c.r.URL.Path, in.Function, fnErr, out)
+		c.errMessage = "Internal server error"
+		g.gatewayResponseStatus(w, c, "INTEGRATION_FAILURE", http.StatusBadGateway)
+		return
+	}
+	var resp events.APIGatewayProxyResponse
+	dec := json.NewDecoder(bytes.NewReader(out))
+	if err := dec.Decode(&resp); err != nil || resp.StatusCode < 100 || resp.StatusCode > 599 {
+		// A malformed proxy response: 502, as API Gateway answers it.
+		g.opts.Logf("restapi: %s %s: function %s answered no proxy response: %s", c.r.Method, c.r.URL.Path, in.Function, out)
+		c.errMessage = "Internal server error"
+		g.gatewayResponseStatus(w, c, "INTEGRATION_FAILURE", http.StatusBadGateway)
+		return
+	}
+	respBody := []byte(resp.Body)
+	if resp.IsBase64Encoded {
+		if respBody, err = base64.StdEncoding.DecodeString(resp.Body); err != nil {
+			c.errMessage = "Internal server error"
+			g.gatewayResponseStatus(w, c, "INTEGRATION_FAILURE", http.StatusBadGateway)
+			return
+		}
+	}
+	hdr := w.Header()
+	for k, v := range resp.Headers {
+		hdr.Set(k, v)
+	}
+	for k, vs := range resp.MultiValueHeaders {
+		hdr.Del(k)
+		for _, v := range vs {
+			hdr.Add(k, v)
+		}
+	}
+	hdr.Set("X-Amzn-Trace-Id", h["X-Amzn-Trace-Id"][0])
+	g.write(w, c, resp.StatusCode, respBody)
+}
+
+// write sends a body, gzipped when the API compresses, the client accepts
+// gzip and the body is at least the minimum size.
+func (g *Gateway) write(w http.ResponseWriter, c *call, status int, body []byte) {
+	hdr := w.Header()
+	min := g.api.MinimumCompressionSize
+	if min >= 0 && len(body) >= min && hdr.Get("Content-Encoding") == "" && acceptsGzip(c.r.Header.Get("Accept-Encoding")) {
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		_, _ = zw.Write(body)
+		_ = zw.Close()
+		body = buf.Bytes()
+		hdr.Set("Content-Encoding", "gzip")
+	}
+	hdr.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	if c.r.Method != http.MethodHead {
+		_, _ = w.Write(body)
+	}
+}
+
+func acceptsGzip(accept string) bool {
+	for _, part := range strings.Split(accept, ",") {
+		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if !strings.EqualFold(strings.TrimSpace(name), "gzip") {
+			continue
+		}
+		q := 1.0
+		if v, ok := strings.CutPrefix(strings.TrimSpace(params), "q="); ok {
+			q, _ = strconv.ParseFloat(v, 64)
+		}
+		return q > 0
+	}
+	return false
+}
+
+func isText(contentType string) bool {
+	ct := strings.ToLower(contentType)
+	return ct == "" || strings.HasPrefix(ct, "text/") || strings.Contains(ct, "json") || strings.Contains(ct, "xml") ||
+		strings.HasPrefix(ct, "application/x-www-form-urlencoded")
+}

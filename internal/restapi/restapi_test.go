@@ -1,0 +1,260 @@
+package restapi
+
+import (
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+)
+
+// funcs are the test's Lambda functions, called with the gateway's events.
+type funcs struct {
+	mu      sync.Mutex
+	calls   map[string]int
+	events  map[string][]byte
+	handler map[string]func(payload []byte) ([]byte, string, error)
+}
+
+func (f *funcs) Invoke(ctx context.Context, fn string, payload []byte) ([]byte, string, error) {
+	f.mu.Lock()
+	f.calls[fn]++
+	f.events[fn] = payload
+	h := f.handler[fn]
+	f.mu.Unlock()
+	return h(payload)
+}
+
+type keys map[string]Key
+
+func (k keys) LookupKey(v string) (Key, bool) { key, ok := k[v]; return key, ok }
+
+// authorizer allows "Bearer good" (usage key "uk-good") and denies the rest
+// with a code in its context.
+func authorizer(payload []byte) ([]byte, string, error) {
+	var ev events.APIGatewayCustomAuthorizerRequestTypeRequest
+	_ = json.Unmarshal(payload, &ev)
+	apiArn := ev.MethodArn[:strings.Index(ev.MethodArn, "/")]
+	if ev.Headers["Authorization"] == "Bearer boom" {
+		return []byte(`{"errorMessage":"table unreachable","errorType":"Error"}`), "Unhandled", nil
+	}
+	effect, ctx, usage := "Deny", map[string]any{"code": "unauthorised", "message": "bad key"}, ""
+	if ev.Headers["Authorization"] == "Bearer good" {
+		effect, ctx, usage = "Allow", map[string]any{"keyId": "key_1", "recordingDetails": true, "n": 3}, "uk-good"
+	}
+	out, _ := json.Marshal(events.APIGatewayCustomAuthorizerResponse{PrincipalID: "p",
+		PolicyDocument: events.APIGatewayCustomAuthorizerPolicy{Version: "2012-10-17", Statement: []events.IAMPolicyStatement{
+			{Action: []string{"execute-api:Invoke"}, Effect: effect, Resource: []string{apiArn + "/*/GET/items/*", apiArn + "/*/GET/items"}}}},
+		Context: ctx, UsageIdentifierKey: usage})
+	return out, "", nil
+}
+
+func testAPI() API {
+	integ := Integration{Type: "AWS_PROXY", Function: "items"}
+	m := Method{AuthorizationType: "CUSTOM", AuthorizerID: "auth", APIKeyRequired: true, Integration: integ}
+	return API{ID: "abc123", Stage: "api", Region: "us-east-1", Account: "123456789012", APIKeySource: "AUTHORIZER",
+		Resources: []Resource{
+			{Path: "/items", Methods: map[string]Method{"ANY": m}},
+			{Path: "/items/{id}", Methods: map[string]Method{"ANY": m}},
+			{Path: "/items/latest", Methods: map[string]Method{"GET": m}},
+		},
+		Authorizers: map[string]Authorizer{"auth": {Type: "REQUEST", Function: "authz",
+			IdentitySources: []string{"method.request.header.Authorization"}, TTL: time.Minute}},
+		GatewayResponses: map[string]GatewayResponse{
+			"ACCESS_DENIED": {Status: 401, Parameters: map[string]string{"gatewayresponse.header.X-Request-Id": "context.requestId"},
+				Templates: map[string]string{"application/json": `{"error":{"code":"$context.authorizer.code","message":"$context.authorizer.message"}}`}},
+			"THROTTLED": {Parameters: map[string]string{"gatewayresponse.header.Retry-After": "'1'"},
+				Templates: map[string]string{"application/json": `{"error":{"code":"rate_limited"}}`}},
+			"DEFAULT_4XX": {Templates: map[string]string{"application/json": `{"error":{"code":"other","message":$context.error.messageString}}`}},
+		},
+		UsagePlans:             []UsagePlan{{ID: "plan1", Throttle: Throttle{Rate: 1, Burst: 3}, Stages: []string{"api"}}},
+		WAF:                    []RateRule{{Name: "per-ip", Limit: 20, Window: time.Minute, AggregateKey: "IP"}},
+		MinimumCompressionSize: 100,
+	}
+}
+
+func newGateway(t *testing.T, api API, now *time.Time) (*httptest.Server, *funcs) {
+	t.Helper()
+	f := &funcs{calls: map[string]int{}, events: map[string][]byte{}, handler: map[string]func([]byte) ([]byte, string, error){
+		"authz": authorizer,
+		"items": func(payload []byte) ([]byte, string, error) {
+			var ev events.APIGatewayProxyRequest
+			_ = json.Unmarshal(payload, &ev)
+			if ev.PathParameters["id"] == "crash" {
+				return []byte(`{"errorMessage":"boom"}`), "Unhandled", nil
+			}
+			body := `{"id":"` + ev.PathParameters["id"] + `","pad":"` + strings.Repeat("x", 200) + `"}`
+			out, _ := json.Marshal(events.APIGatewayProxyResponse{StatusCode: 200, Body: body,
+				MultiValueHeaders: map[string][]string{"Content-Type": {"application/json"}}})
+			return out, "", nil
+		},
+	}}
+	opts := Options{}
+	if now != nil {
+		opts.Now = func() time.Time { return *now }
+	}
+	g, err := New(api, f, keys{"uk-good": {ID: "k1", Enabled: true, UsagePlans: []string{"plan1"}}}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(g)
+	t.Cleanup(srv.Close)
+	return srv, f
+}
+
+func do(t *testing.T, url, auth string, hdr ...string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultTransport.RoundTrip(req) // no transparent gunzip
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r io.Reader = resp.Body
+	if resp.Header.Get("Content-Encoding") == "gzip" {
+		zr, err := gzip.NewReader(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = zr
+	}
+	b, _ := io.ReadAll(r)
+	return resp, string(b)
+}
+
+func TestProxyEventCarriesRouteAuthorizerContextAndKey(t *testing.T) {
+	now := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	srv, f := newGateway(t, testAPI(), &now)
+	resp, body := do(t, srv.URL+"/items/it_1?tag=a&tag=b", "Bearer good")
+	if resp.StatusCode != 200 || !strings.Contains(body, `"id":"it_1"`) {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	var ev events.APIGatewayProxyRequest
+	if err := json.Unmarshal(f.events["items"], &ev); err != nil {
+		t.Fatal(err)
+	}
+	if ev.Resource != "/items/{id}" || ev.Path != "/items/it_1" || ev.PathParameters["id"] != "it_1" ||
+		strings.Join(ev.MultiValueQueryStringParameters["tag"], ",") != "a,b" || ev.QueryStringParameters["tag"] != "b" {
+		t.Errorf("route of the event: %+v", ev)
+	}
+	rc := ev.RequestContext
+	if rc.Stage != "api" || rc.Path != "/api/items/it_1" || rc.Identity.APIKeyID != "k1" || rc.Identity.SourceIP != "127.0.0.1" {
+		t.Errorf("request context: %+v", rc)
+	}
+	if rc.Authorizer["keyId"] != "key_1" || rc.Authorizer["recordingDetails"] != "true" || rc.Authorizer["n"] != "3" || rc.Authorizer["principalId"] != "p" {
+		t.Errorf("authorizer context (every value a string): %v", rc.Authorizer)
+	}
+	// A literal resource wins over {id}; GET only there.
+	do(t, srv.URL+"/items/latest", "Bearer good")
+	if err := json.Unmarshal(f.events["items"], &ev); err != nil || ev.Resource != "/items/latest" {
+		t.Errorf("/items/latest matched %q", ev.Resource)
+	}
+	// The authorizer ran once: its answer is cached for the TTL, per header.
+	if f.calls["authz"] != 1 {
+		t.Errorf("authorizer called %d times, want 1 (cached)", f.calls["authz"])
+	}
+	now = now.Add(2 * time.Minute)
+	do(t, srv.URL+"/items", "Bearer good")
+	if f.calls["authz"] != 2 {
+		t.Errorf("authorizer called %d times after the TTL, want 2", f.calls["authz"])
+	}
+}
+
+func TestGatewayResponses(t *testing.T) {
+	srv, f := newGateway(t, testAPI(), nil)
+	cases := []struct {
+		name, path, auth string
+		status           int
+		body             string
+		header           string
+	}{
+		{"no resource", "/nope", "Bearer good", 403, `{"error":{"code":"other","message":"Missing Authentication Token"}}`, "X-Amzn-Errortype"},
+		{"no identity source", "/items", "", 401, `{"error":{"code":"other","message":"Unauthorized"}}`, ""},
+		{"deny with context", "/items", "Bearer bad", 401, `{"error":{"code":"unauthorised","message":"bad key"}}`, "X-Request-Id"},
+		{"authorizer failure", "/items", "Bearer boom", 500, `{"message":null}`, ""},
+		{"function failure", "/items/crash", "Bearer good", 502, `{"message":"Internal server error"}`, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			resp, body := do(t, srv.URL+c.path, c.auth)
+			if resp.StatusCode != c.status || body != c.body {
+				t.Errorf("%d %s, want %d %s", resp.StatusCode, body, c.status, c.body)
+			}
+			if c.header != "" && resp.Header.Get(c.header) == "" {
+				t.Errorf("no %s header: %v", c.header, resp.Header)
+			}
+		})
+	}
+	if f.calls["authz"] != 3 { // bad, boom and good; none for the missing header or the unknown path
+		t.Errorf("authorizer called %d times, want 3", f.calls["authz"])
+	}
+}
+
+func TestUsagePlanThrottleWAFAndCompression(t *testing.T) {
+	now := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	srv, _ := newGateway(t, testAPI(), &now)
+	for i := 0; i < 3; i++ {
+		if resp, body := do(t, srv.URL+"/items/a", "Bearer good"); resp.StatusCode != 200 {
+			t.Fatalf("request %d within the burst: %d %s", i, resp.StatusCode, body)
+		}
+	}
+	resp, body := do(t, srv.URL+"/items/a", "Bearer good")
+	if resp.StatusCode != 429 || body != `{"error":{"code":"rate_limited"}}` || resp.Header.Get("Retry-After") != "1" {
+		t.Fatalf("past the burst: %d %s %v", resp.StatusCode, body, resp.Header)
+	}
+	now = now.Add(time.Second) // one token back
+	resp, body = do(t, srv.URL+"/items/a", "Bearer good", "Accept-Encoding", "gzip")
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Encoding") != "gzip" || !strings.Contains(body, `"id":"a"`) {
+		t.Fatalf("a second later, gzip accepted: %d %v %s", resp.StatusCode, resp.Header, body)
+	}
+	// 5 requests so far from this IP; the rule blocks past 20 a minute.
+	for i := 5; i < 20; i++ {
+		do(t, srv.URL+"/items", "")
+	}
+	if resp, _ := do(t, srv.URL+"/items", ""); resp.StatusCode != 403 || resp.Header.Get("X-Amzn-Errortype") != "ForbiddenException" {
+		t.Fatalf("request 21 from one IP: %d %v", resp.StatusCode, resp.Header)
+	}
+	now = now.Add(time.Minute)
+	if resp, _ := do(t, srv.URL+"/items", ""); resp.StatusCode != 401 {
+		t.Fatalf("a minute later: %d", resp.StatusCode)
+	}
+}
+
+func TestAPIKeyMustBeInAPlanOfTheStage(t *testing.T) {
+	api := testAPI()
+	api.UsagePlans[0].Stages = []string{"other"}
+	srv, _ := newGateway(t, api, nil)
+	if resp, body := do(t, srv.URL+"/items", "Bearer good"); resp.StatusCode != 403 || !strings.Contains(body, "Forbidden") {
+		t.Fatalf("key in no plan of the stage: %d %s", resp.StatusCode, body)
+	}
+}
+
+func TestNewRefusesWhatItDoesNotEmulate(t *testing.T) {
+	for name, change := range map[string]func(*API){
+		"TOKEN authorizer": func(a *API) { a.Authorizers["auth"] = Authorizer{Type: "TOKEN"} },
+		"HTTP integration": func(a *API) { a.Resources[0].Methods["ANY"] = Method{Integration: Integration{Type: "HTTP_PROXY"}} },
+		"VTL directive": func(a *API) {
+			a.GatewayResponses["THROTTLED"] = GatewayResponse{Templates: map[string]string{"application/json": "#if($x)a#end"}}
+		},
+		"WAF key": func(a *API) { a.WAF[0].AggregateKey = "FORWARDED_IP" },
+	} {
+		api := testAPI()
+		change(&api)
+		if _, err := New(api, nil, nil, Options{}); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
