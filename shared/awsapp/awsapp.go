@@ -151,14 +151,15 @@ func Authorizer(ctx context.Context, getenv func(string) string, log *slog.Logge
 // StreamHandler is the indexer's Lambda handler.
 type StreamHandler func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error)
 
-// Indexer builds the stream-fed indexer. At cold start it makes sure the
-// index exists and was built for this embedder: a new stack gets an empty
-// index that the stream fills as data is imported, and an index of another
-// embedder stops the function (every batch fails, the alarms fire) rather
-// than mix vectors of two models; doclib-admin reindex cures that. A warm
-// container checks again before it writes, at most every
-// indexer.DefaultCheckEvery: a reindex may swap the alias to an index of
-// another embedder under it, and then its batches fail until they match again.
+// Indexer builds the stream-fed indexer. Its init makes no network call.
+// Before a batch first writes, it makes sure the index exists and was built
+// for this embedder: a new stack gets an empty index that the stream fills
+// as data is imported, and an index of another embedder stops the function
+// (every batch fails, the alarms fire) rather than mix vectors of two
+// models; doclib-admin reindex cures that. The check is repeated at most
+// every indexer.DefaultCheckEvery: a reindex may swap the alias to an index
+// of another embedder under it, and then its batches fail until they match
+// again.
 func Indexer(ctx context.Context, getenv func(string) string, log *slog.Logger) (StreamHandler, error) {
 	t, err := table(ctx, getenv)
 	if err != nil {
@@ -168,22 +169,11 @@ func Indexer(ctx context.Context, getenv func(string) string, log *slog.Logger) 
 	if err != nil {
 		return nil, err
 	}
-	ensureCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
-	defer cancel()
-	created, err := b.EnsureIndex(ensureCtx)
-	if errors.Is(err, opensearch.ErrIncompatible) {
-		return nil, fmt.Errorf("awsapp: %w; run doclib-admin reindex against this stack's table and cluster", err)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("awsapp: OpenSearch index: %w", err)
-	}
-	if created {
-		log.Info("indexer: created an empty index behind the alias", "alias", b.Alias(), "embedder", e.ID())
-	}
 	t.ConsistentRead = true // a re-read after a stream record must see that record's write
 	store := dynamo.NewStore(t)
-	// A warm container checks the index again before it writes: a reindex
-	// may have swapped the alias to an index of another embedder.
+	// Init makes no call: the index is checked (and created when missing)
+	// before the first batch writes, and again every few minutes, since a
+	// reindex may have swapped the alias to an index of another embedder.
 	check := func(ctx context.Context) error {
 		created, err := b.EnsureIndex(ctx)
 		if errors.Is(err, opensearch.ErrIncompatible) {

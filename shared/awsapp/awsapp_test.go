@@ -75,4 +75,12 @@ func TestSearchFunctionStartsWithoutCalls(t *testing.T) {
 	if n := calls.Load(); n != 0 {
 		t.Errorf("init made %d calls to OpenSearch, want none", n)
 	}
+	t.Setenv(EnvUsagePlans, "")
+	ix, err := Indexer(ctx, func(k string) string { return env[k] }, Logger(io.Discard))
+	if err != nil || ix == nil {
+		t.Fatalf("indexer init: %v", err)
+	}
+	if n := calls.Load(); n != 0 {
+		t.Errorf("the indexer's init made %d calls to OpenSearch, want none", n)
+	}
 }
