@@ -4,14 +4,26 @@
 // index creation with a mapping, aliases (get, atomic actions), _mapping,
 // _bulk (index and delete), _refresh, index deletion and _search.
 //
+// It validates every request before serving it against OpenSearch's own API
+// description for 2.19 (the official OpenAPI specification, pruned to these
+// endpoints by ./gen and embedded; openapi/README.md): the path and method,
+// the path and query parameters (an undeclared query parameter too), the JSON
+// body against its schema, each line of a _bulk body, and the k-NN engine and
+// space type of knn_vector fields, which the schema leaves free. A request a
+// real cluster would refuse is answered as OpenSearch answers it (400, with
+// the error's type and reason) and recorded (Refused); Start fails the test at
+// its end if any was, unless the test said it expects refusals.
+//
 // Its _search is no relevance engine. It applies the filters (term, terms,
 // range), the post_filter, the sort, from and size, and terms and value_count
 // aggregations exactly; of the scored clauses it evaluates only the one named
 // "lexical" (every analysed term present in one of the *_terms fields, scored by
 // the number of term occurrences) and it ignores fuzzy and k-NN clauses. The
 // ranking rules themselves are tested against a real cluster by the
-// shared/opensearch suite when DOCLIB_TEST_OPENSEARCH_URL is set. An unknown
-// clause or endpoint is a 400, so a change in what doclib sends fails loudly.
+// shared/opensearch suite when DOCLIB_TEST_OPENSEARCH_URL is set. A valid
+// clause or endpoint the fake does not implement is a 400 too (type
+// fake_unsupported, not recorded as a refusal), so a change in what doclib
+// sends fails loudly.
 package fakeopensearch
 
 import (
@@ -31,12 +43,14 @@ import (
 
 // Cluster is a fake cluster; Start one per test.
 type Cluster struct {
-	URL string
+	URL string // set by Start
 
-	mu       sync.Mutex
-	indexes  map[string]*index // by name
-	aliases  map[string]string // alias → index
-	requests []string          // "METHOD /path"
+	mu             sync.Mutex
+	indexes        map[string]*index // by name
+	aliases        map[string]string // alias → index
+	requests       []string          // "METHOD /path"
+	refused        []string          // "METHOD /path: reason"
+	expectRefusals bool
 }
 
 type index struct {
@@ -44,13 +58,46 @@ type index struct {
 	docs    map[string]map[string]any
 }
 
-// Start serves a fake cluster until the test ends.
+// New makes a cluster to serve as an http.Handler wherever the caller likes,
+// with no server and no test: the caller checks Refused itself.
+func New() *Cluster {
+	return &Cluster{indexes: map[string]*index{}, aliases: map[string]string{}}
+}
+
+// Start serves a fake cluster until the test ends. At the end, the test fails
+// if the cluster refused any request (see Refused), unless ExpectRefusals was
+// called.
 func Start(t testing.TB) *Cluster {
-	c := &Cluster{indexes: map[string]*index{}, aliases: map[string]string{}}
+	t.Helper()
+	c := New()
 	srv := httptest.NewServer(c)
-	t.Cleanup(srv.Close)
+	t.Cleanup(func() {
+		srv.Close()
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if !c.expectRefusals && len(c.refused) > 0 {
+			t.Errorf("fakeopensearch: OpenSearch would refuse %d request(s) sent to the fake:\n\t%s",
+				len(c.refused), strings.Join(c.refused, "\n\t"))
+		}
+	})
 	c.URL = srv.URL
 	return c
+}
+
+// ExpectRefusals says the test sends requests a real cluster refuses on
+// purpose: Start's check at the end of the test is off.
+func (c *Cluster) ExpectRefusals() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.expectRefusals = true
+}
+
+// Refused returns the requests refused because a real cluster would refuse
+// them, one "METHOD /path: reason" each, in order.
+func (c *Cluster) Refused() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.refused)
 }
 
 // Requests returns "METHOD /path" of every request so far.
@@ -86,15 +133,32 @@ func (c *Cluster) CreateIndex(name, alias string, meta map[string]any) {
 	c.aliases[alias] = name
 }
 
+// ServeHTTP validates the request against OpenSearch's API description and
+// serves it if a real cluster would accept it.
 func (c *Cluster) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
+	var rejected *refusal
+	if spec, err := loadSpec(); err != nil {
+		rejected = &refusal{status: http.StatusInternalServerError, typ: "fake_broken", reason: err.Error()}
+	} else {
+		rejected = spec.validate(r, body)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.requests = append(c.requests, r.Method+" "+r.URL.Path)
-	status, out := c.handle(r.Method, strings.Split(strings.Trim(r.URL.Path, "/"), "/"), body)
+	var status int
+	var out any
+	if rejected != nil {
+		c.refused = append(c.refused, r.Method+" "+r.URL.Path+": "+rejected.reason)
+		status, out = errorBody(rejected.status, rejected.typ, rejected.reason)
+	} else {
+		status, out = c.handle(r.Method, strings.Split(strings.Trim(r.URL.Path, "/"), "/"), body)
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(out)
+	if r.Method != http.MethodHead {
+		_ = json.NewEncoder(w).Encode(out)
+	}
 }
 
 func errorBody(status int, typ, reason string) (int, any) {

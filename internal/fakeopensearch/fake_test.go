@@ -2,22 +2,18 @@ package fakeopensearch
 
 import (
 	"encoding/json"
-	"net/http"
 	"strings"
 	"testing"
 )
 
+// call sends a JSON body (or none).
 func call(t *testing.T, c *Cluster, method, path, body string) (int, map[string]any) {
 	t.Helper()
-	req, _ := http.NewRequest(method, c.URL+path, strings.NewReader(body))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	contentType := ""
+	if body != "" {
+		contentType = "application/json"
 	}
-	defer resp.Body.Close()
-	var out map[string]any
-	_ = json.NewDecoder(resp.Body).Decode(&out)
-	return resp.StatusCode, out
+	return send(t, c, method, path, contentType, body)
 }
 
 func TestSearchAppliesFiltersPostFilterAndAggregations(t *testing.T) {
@@ -59,6 +55,7 @@ func TestSearchAppliesFiltersPostFilterAndAggregations(t *testing.T) {
 	if status, _ := call(t, c, "POST", "/a/_search", `{"query":{"bool":{"filter":[{"prefix":{"id":"d"}}]}}}`); status != 400 {
 		t.Errorf("an unknown filter: %d", status)
 	}
+	c.ExpectRefusals()
 	if status, _ := call(t, c, "GET", "/_cat/indices", ""); status != 400 {
 		t.Errorf("an unknown endpoint: %d", status)
 	}

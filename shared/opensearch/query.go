@@ -183,13 +183,16 @@ func named(name string, q map[string]any) map[string]any {
 	return map[string]any{"bool": map[string]any{"must": []any{q}, "_name": name}}
 }
 
-// scored makes a clause's score the script's value of its own score.
+// scored makes a clause's score the script's value of its own score. The
+// function goes in "functions", the form OpenSearch's API description
+// declares; the one-function shorthand (script_score beside query) is
+// accepted by the server but not described, so the fake cluster refuses it.
 func scored(q map[string]any, script string, params map[string]any) map[string]any {
 	return map[string]any{"function_score": map[string]any{
 		"query": q,
-		"script_score": map[string]any{"script": map[string]any{
+		"functions": []any{map[string]any{"script_score": map[string]any{"script": map[string]any{
 			"lang": "painless", "source": script, "params": params,
-		}},
+		}}}},
 		"boost_mode": "replace",
 	}}
 }
