@@ -1,0 +1,642 @@
+// Package standin runs the stack that `go run ./infra` synthesizes, on this
+// machine, from its template alone: the real function binaries (built as
+// for deploy, for the host's architecture) under a Lambda Runtime API
+// emulator, with the environment the template gives each; the REST API with
+// its authorizer, usage plans, gateway responses and WAF rate rule; the
+// table's stream feeding the indexer through the event source mapping's
+// filters and batching; and every AWS call the functions make sent through a
+// checker that signs each function in as its own role and evaluates the call
+// against the template's IAM policies (the role's, and the domain's access
+// policy for OpenSearch), answering a denied call as AWS does. Behind the
+// checker, DynamoDB is dynalite, OpenSearch the project's fake (which
+// validates every request against OpenSearch's API description), Bedrock and
+// API Gateway's control plane fakes of their wire formats.
+//
+// What differs from AWS, on purpose, is listed in docs/standin.md: the
+// functions reach AWS through AWS_ENDPOINT_URL (one HTTPS endpoint for every
+// service, its CA in SSL_CERT_FILE), the stream is derived by scanning the
+// table, and the data set is imported with the operator's rights straight
+// into dynalite, as doclib-admin import does.
+package standin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/doclib/doclib/internal/awscheck"
+	"github.com/doclib/doclib/internal/cfn"
+	"github.com/doclib/doclib/internal/fakeapigateway"
+	"github.com/doclib/doclib/internal/fakebedrock"
+	"github.com/doclib/doclib/internal/fakeopensearch"
+	"github.com/doclib/doclib/internal/iampolicy"
+	"github.com/doclib/doclib/internal/lambdaemu"
+	"github.com/doclib/doclib/internal/restapi"
+	"github.com/doclib/doclib/shared/dataset"
+	"github.com/doclib/doclib/shared/dynamo"
+)
+
+// Options configure a stand-in.
+type Options struct {
+	// Assembly is the synthesized stack to run (Synth).
+	Assembly *Synthesized
+	// DynamoDB is dynalite's endpoint, http://127.0.0.1:N.
+	DynamoDB string
+	// Data is imported into the table before the API serves; nil imports
+	// nothing.
+	Data *dataset.Data
+	// Addr is where the API listens (127.0.0.1:0 when empty).
+	Addr string
+	// Logs receives the functions' and the stand-in's log lines (nil
+	// discards them).
+	Logs io.Writer
+	// Run makes generated names unique (several stand-ins share a dynalite).
+	Run string
+}
+
+// Stack is a running stand-in.
+type Stack struct {
+	// URL is the API's base URL, the stage included, without a trailing
+	// slash: <URL>/libraries.
+	URL       string
+	Template  *cfn.Template
+	Values    cfn.Values
+	Table     string
+	Checker   *awscheck.Checker
+	Search    *fakeopensearch.Cluster
+	Bedrock   *fakebedrock.Server
+	Gateway   *fakeapigateway.Fake
+	Functions map[string]*lambdaemu.Pool // by function name (the template's FunctionName)
+	// DB is a client of the table's DynamoDB with the operator's rights,
+	// straight to dynalite (not through the checker).
+	DB *dynamodb.Client
+
+	stream *stream
+	server *http.Server
+	cancel context.CancelFunc
+	done   sync.WaitGroup
+	logf   func(string, ...any)
+}
+
+// Start runs the stack of opts.Assembly and imports opts.Data; it returns
+// once the stream has delivered the import to the indexer, so that search
+// and keys work.
+func Start(ctx context.Context, opts Options) (s *Stack, err error) {
+	logs := opts.Logs
+	if logs == nil {
+		logs = io.Discard
+	}
+	logger := log.New(logs, "standin: ", log.Lmsgprefix|log.Ltime)
+	s = &Stack{Functions: map[string]*lambdaemu.Pool{}, logf: logger.Printf}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	t, err := cfn.Load(opts.Assembly.Template)
+	if err != nil {
+		return nil, err
+	}
+	s.Template = t
+	vals := physical(t, opts.Assembly.Stack, opts.Run, "")
+	r := &cfn.Resolver{T: t, V: vals}
+
+	// The services behind the checker.
+	s.Search = fakeopensearch.New()
+	s.Bedrock = fakebedrock.New()
+	var planIDs []string
+	for _, id := range t.OfType("AWS::ApiGateway::UsagePlan") {
+		planIDs = append(planIDs, vals.Ref[id])
+	}
+	s.Gateway = fakeapigateway.New(planIDs...)
+
+	domainARN, domainPolicy, err := domain(t, r)
+	if err != nil {
+		return nil, err
+	}
+	s.Checker, err = awscheck.Start(awscheck.Config{Account: Account, Region: Region, DynamoDB: opts.DynamoDB,
+		OpenSearch: s.Search, DomainARN: domainARN, DomainPolicy: domainPolicy, Bedrock: s.Bedrock,
+		APIGateway: s.Gateway, ResourceTags: s.Gateway.Tags, Logf: logger.Printf})
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range t.OfType("AWS::OpenSearchService::Domain") {
+		vals.Attr[id+".DomainEndpoint"] = s.Checker.Host()
+	}
+	s.Values = vals
+
+	// The table, created as the template declares it.
+	s.DB = dynamodb.New(dynamodb.Options{Region: Region, BaseEndpoint: aws.String(opts.DynamoDB),
+		Credentials: credentials.NewStaticCredentialsProvider("operator", "operator", "")})
+	tableID, err := createTable(ctx, t, r, s.DB)
+	if err != nil {
+		return nil, err
+	}
+	s.Table = vals.Ref[tableID]
+
+	roles, err := rolePolicies(t, r)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.startFunctions(t, r, opts.Assembly, roles, logs); err != nil {
+		return nil, err
+	}
+
+	// The stream, from an empty table, then the import: every item reaches
+	// the indexer as an INSERT, as a new stack's first import does.
+	runCtx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	if s.stream, err = s.newStream(t, r, tableID); err != nil {
+		return nil, err
+	}
+	s.done.Add(1)
+	go func() { defer s.done.Done(); s.stream.run(runCtx) }()
+	if err := s.stream.settle(ctx); err != nil {
+		return nil, err
+	}
+	if opts.Data != nil {
+		tbl := &dynamo.Table{Client: s.DB, Name: s.Table}
+		if _, err := tbl.Import(ctx, opts.Data, "standin", dynamo.ImportOptions{}); err != nil {
+			return nil, fmt.Errorf("standin: import: %w", err)
+		}
+		if err := s.Settle(ctx); err != nil {
+			return nil, err
+		}
+	}
+
+	api, err := restAPI(t, r)
+	if err != nil {
+		return nil, err
+	}
+	perms, err := permissions(t, r)
+	if err != nil {
+		return nil, err
+	}
+	gw, err := restapi.New(api, &invoker{s: s, perms: perms}, gatewayKeys{s.Gateway}, restapi.Options{Logf: logger.Printf})
+	if err != nil {
+		return nil, err
+	}
+	addr := opts.Addr
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("standin: listen: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/"+api.Stage+"/", http.StripPrefix("/"+api.Stage, gw))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		// API Gateway's answer to a path outside every stage.
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		_, _ = io.WriteString(w, `{"message":"Forbidden"}`)
+	})
+	s.server = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	s.done.Add(1)
+	go func() { defer s.done.Done(); _ = s.server.Serve(ln) }()
+	s.URL = "http://" + ln.Addr().String() + "/" + api.Stage
+	return s, nil
+}
+
+// Settle waits until the table's writes so far have reached the indexer.
+func (s *Stack) Settle(ctx context.Context) error { return s.stream.settle(ctx) }
+
+// Failed returns the stream records the indexer gave up on (the mapping's
+// on-failure destination).
+func (s *Stack) Failed() int { return len(s.stream.Failed()) }
+
+// Close stops everything the stand-in started.
+func (s *Stack) Close() error {
+	if s.server != nil {
+		_ = s.server.Close()
+	}
+	if s.cancel != nil {
+		s.cancel()
+	}
+	s.done.Wait()
+	var errs []error
+	for _, p := range s.Functions {
+		errs = append(errs, p.Close())
+	}
+	if s.Checker != nil {
+		errs = append(errs, s.Checker.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// gatewayKeys are the API keys of the control-plane fake, as the REST API
+// looks them up.
+type gatewayKeys struct{ f *fakeapigateway.Fake }
+
+func (k gatewayKeys) LookupKey(value string) (restapi.Key, bool) {
+	key, ok := k.f.KeyByValue(value)
+	return restapi.Key{ID: key.ID, Enabled: key.Enabled, UsagePlans: key.UsagePlans}, ok
+}
+
+// domain returns the OpenSearch domain's ARN and access policy.
+func domain(t *cfn.Template, r *cfn.Resolver) (string, *iampolicy.Policy, error) {
+	ids := t.OfType("AWS::OpenSearchService::Domain")
+	if len(ids) != 1 {
+		return "", nil, fmt.Errorf("standin: %d OpenSearch domains, want 1", len(ids))
+	}
+	arn := r.V.Attr[ids[0]+".Arn"]
+	ap, ok := t.Resources[ids[0]].Properties["AccessPolicies"]
+	if !ok {
+		return arn, nil, nil
+	}
+	doc, err := r.JSON(ap)
+	if err != nil {
+		return "", nil, fmt.Errorf("standin: domain access policy: %w", err)
+	}
+	p, err := iampolicy.Parse(doc)
+	if err != nil {
+		return "", nil, fmt.Errorf("standin: domain access policy: %w", err)
+	}
+	return arn, p, nil
+}
+
+// rolePolicies gathers each role's identity-based policies: its inline
+// Policies and every AWS::IAM::Policy attached to it. A managed policy would
+// need AWS's own documents, which the stand-in does not have: an error.
+func rolePolicies(t *cfn.Template, r *cfn.Resolver) (map[string][]*iampolicy.Policy, error) {
+	out := map[string][]*iampolicy.Policy{}
+	parse := func(role string, doc any) error {
+		b, err := r.JSON(doc)
+		if err != nil {
+			return fmt.Errorf("standin: policy of %s: %w", role, err)
+		}
+		p, err := iampolicy.Parse(b)
+		if err != nil {
+			return fmt.Errorf("standin: policy of %s: %w", role, err)
+		}
+		out[role] = append(out[role], p)
+		return nil
+	}
+	for _, id := range t.OfType("AWS::IAM::Role") {
+		props := t.Resources[id].Properties
+		if m := list(props["ManagedPolicyArns"]); len(m) > 0 {
+			return nil, fmt.Errorf("standin: role %s has managed policies %v, which the stand-in cannot evaluate", id, m)
+		}
+		for _, p := range list(props["Policies"]) {
+			if err := parse(id, mapOf(p)["PolicyDocument"]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, id := range t.OfType("AWS::IAM::Policy") {
+		props := t.Resources[id].Properties
+		for _, role := range list(props["Roles"]) {
+			ref, _ := mapOf(role)["Ref"].(string)
+			if _, ok := t.Resources[ref]; !ok {
+				return nil, fmt.Errorf("standin: policy %s names role %v, not one of the template", id, role)
+			}
+			if err := parse(ref, props["PolicyDocument"]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+// startFunctions prepares a pool per function: its bootstrap from the
+// assembly's assets, the template's environment, its role's credentials.
+func (s *Stack) startFunctions(t *cfn.Template, r *cfn.Resolver, a *Synthesized, roles map[string][]*iampolicy.Policy, logs io.Writer) error {
+	for _, id := range t.OfType("AWS::Lambda::Function") {
+		p := t.Resources[id].Properties
+		name := r.V.Ref[id]
+		code := mapOf(p["Code"])
+		key, _ := code["S3Key"].(string)
+		dir, ok := a.Assets[strings.TrimSuffix(key, ".zip")]
+		if !ok {
+			return fmt.Errorf("standin: function %s: no asset for %s in the assembly", name, key)
+		}
+		env := map[string]string{}
+		for k, v := range mapOf(mapOf(p["Environment"])["Variables"]) {
+			sv, err := r.String(v)
+			if err != nil {
+				return fmt.Errorf("standin: function %s: %s: %w", name, k, err)
+			}
+			env[k] = sv
+		}
+		// How the functions reach the stand-in's AWS: one HTTPS endpoint
+		// for every service (the SDK reads AWS_ENDPOINT_URL), whose CA Go
+		// trusts through SSL_CERT_FILE. Nothing else is added.
+		env["AWS_ENDPOINT_URL"] = s.Checker.URL()
+		env["SSL_CERT_FILE"] = s.Checker.CAFile()
+		roleARN, err := r.String(p["Role"])
+		if err != nil {
+			return fmt.Errorf("standin: function %s: role: %w", name, err)
+		}
+		roleID := ""
+		for _, rid := range t.OfType("AWS::IAM::Role") {
+			if r.V.Attr[rid+".Arn"] == roleARN {
+				roleID = rid
+			}
+		}
+		if roleID == "" {
+			return fmt.Errorf("standin: function %s: role %s is not one of the template", name, roleARN)
+		}
+		role := awscheck.Role{ARN: roleARN, Session: name, Policies: roles[roleID]}
+		creds := s.Checker.Credentials(role)
+		fn := lambdaemu.Function{
+			Name: name, Path: filepath.Join(dir, "bootstrap"), Env: env,
+			Timeout:  time.Duration(num(p["Timeout"])) * time.Second,
+			MemoryMB: int(num(p["MemorySize"])), MaxConcurrency: int(num(p["ReservedConcurrentExecutions"])),
+			Credentials: func() (string, string, string) {
+				return creds.AccessKeyID, creds.SecretAccessKey, creds.SessionToken
+			},
+			Region: Region, Logs: logs,
+		}
+		if fn.Timeout == 0 {
+			fn.Timeout = 3 * time.Second // Lambda's default
+		}
+		if fn.MemoryMB == 0 {
+			fn.MemoryMB = 128
+		}
+		s.Functions[name] = lambdaemu.Start(fn)
+	}
+	return nil
+}
+
+// createTable creates the template's one table in dynalite with its keys and
+// indexes, and returns its logical ID.
+func createTable(ctx context.Context, t *cfn.Template, r *cfn.Resolver, db *dynamodb.Client) (string, error) {
+	ids := t.OfType("AWS::DynamoDB::Table")
+	if len(ids) != 1 {
+		return "", fmt.Errorf("standin: %d tables, want 1", len(ids))
+	}
+	id := ids[0]
+	props, err := r.Resolve(t.Resources[id].Properties)
+	if err != nil {
+		return "", err
+	}
+	// The template's properties are CreateTable's, by name, except those
+	// CloudFormation handles with other calls (TTL, PITR, tags, protection).
+	in := map[string]any{"TableName": r.V.Ref[id]}
+	for _, k := range []string{"AttributeDefinitions", "KeySchema", "GlobalSecondaryIndexes", "LocalSecondaryIndexes",
+		"BillingMode", "ProvisionedThroughput", "StreamSpecification", "SSESpecification"} {
+		if v, ok := props.(map[string]any)[k]; ok {
+			in[k] = v
+		}
+	}
+	if ss := mapOf(in["StreamSpecification"]); ss != nil {
+		ss["StreamEnabled"] = true
+	}
+	// dynalite wants GSIs' throughput under PROVISIONED only; on-demand
+	// needs none, as on DynamoDB.
+	b, _ := json.Marshal(in)
+	var create dynamodb.CreateTableInput
+	if err := unmarshalInput(b, &create); err != nil {
+		return "", fmt.Errorf("standin: table %s: %w", id, err)
+	}
+	if _, err := db.CreateTable(ctx, &create); err != nil {
+		return "", fmt.Errorf("standin: create table %s: %w", r.V.Ref[id], err)
+	}
+	w := dynamodb.NewTableExistsWaiter(db)
+	if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: create.TableName}, 30*time.Second); err != nil {
+		return "", fmt.Errorf("standin: table %s: %w", r.V.Ref[id], err)
+	}
+	return id, nil
+}
+
+// unmarshalInput decodes CreateTable's JSON (the template's casing) into the
+// SDK's input type, whose fields have the same names.
+func unmarshalInput(b []byte, in *dynamodb.CreateTableInput) error {
+	var raw struct {
+		TableName                                     string
+		AttributeDefinitions                          []struct{ AttributeName, AttributeType string }
+		KeySchema                                     []struct{ AttributeName, KeyType string }
+		BillingMode                                   string
+		GlobalSecondaryIndexes, LocalSecondaryIndexes []struct {
+			IndexName  string
+			KeySchema  []struct{ AttributeName, KeyType string }
+			Projection struct {
+				ProjectionType   string
+				NonKeyAttributes []string
+			}
+		}
+		StreamSpecification *struct{ StreamViewType string }
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	keys := func(ks []struct{ AttributeName, KeyType string }) []types.KeySchemaElement {
+		var out []types.KeySchemaElement
+		for _, k := range ks {
+			out = append(out, types.KeySchemaElement{AttributeName: aws.String(k.AttributeName), KeyType: types.KeyType(k.KeyType)})
+		}
+		return out
+	}
+	in.TableName = aws.String(raw.TableName)
+	in.BillingMode = types.BillingMode(raw.BillingMode)
+	in.KeySchema = keys(raw.KeySchema)
+	for _, a := range raw.AttributeDefinitions {
+		in.AttributeDefinitions = append(in.AttributeDefinitions, types.AttributeDefinition{AttributeName: aws.String(a.AttributeName), AttributeType: types.ScalarAttributeType(a.AttributeType)})
+	}
+	for _, g := range raw.GlobalSecondaryIndexes {
+		in.GlobalSecondaryIndexes = append(in.GlobalSecondaryIndexes, types.GlobalSecondaryIndex{IndexName: aws.String(g.IndexName), KeySchema: keys(g.KeySchema),
+			Projection: &types.Projection{ProjectionType: types.ProjectionType(g.Projection.ProjectionType), NonKeyAttributes: g.Projection.NonKeyAttributes}})
+	}
+	for _, l := range raw.LocalSecondaryIndexes {
+		in.LocalSecondaryIndexes = append(in.LocalSecondaryIndexes, types.LocalSecondaryIndex{IndexName: aws.String(l.IndexName), KeySchema: keys(l.KeySchema),
+			Projection: &types.Projection{ProjectionType: types.ProjectionType(l.Projection.ProjectionType), NonKeyAttributes: l.Projection.NonKeyAttributes}})
+	}
+	if raw.StreamSpecification != nil {
+		in.StreamSpecification = &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewType(raw.StreamSpecification.StreamViewType)}
+	}
+	return nil
+}
+
+// newStream reads the template's event source mapping of the table's stream.
+func (s *Stack) newStream(t *cfn.Template, r *cfn.Resolver, tableID string) (*stream, error) {
+	ids := t.OfType("AWS::Lambda::EventSourceMapping")
+	if len(ids) != 1 {
+		return nil, fmt.Errorf("standin: %d event source mappings, want 1", len(ids))
+	}
+	p := t.Resources[ids[0]].Properties
+	src, err := r.String(p["EventSourceArn"])
+	if err != nil {
+		return nil, err
+	}
+	if src != r.V.Attr[tableID+".StreamArn"] {
+		return nil, fmt.Errorf("standin: the event source mapping reads %s, not the table's stream", src)
+	}
+	fnName, err := r.String(p["FunctionName"])
+	if err != nil {
+		return nil, err
+	}
+	pool := s.Functions[fnName]
+	if pool == nil {
+		return nil, fmt.Errorf("standin: the event source mapping invokes %s, not a function of the template", fnName)
+	}
+	st := &stream{client: s.DB, table: r.V.Ref[tableID], arn: src, region: Region, batchSize: 100, retries: -1, logf: s.logf,
+		invoke: func(ctx context.Context, payload []byte) ([]byte, string, error) {
+			res, err := pool.Invoke(ctx, payload)
+			return res.Payload, res.FunctionError, err
+		}}
+	st.cond = sync.NewCond(&st.mu)
+	st.last = map[string]map[string]types.AttributeValue{}
+	if v, ok := p["BatchSize"]; ok {
+		st.batchSize = int(num(v))
+	}
+	if v, ok := p["MaximumBatchingWindowInSeconds"]; ok {
+		st.window = time.Duration(num(v)) * time.Second
+	}
+	if v, ok := p["MaximumRetryAttempts"]; ok {
+		st.retries = int(num(v))
+	}
+	if st.retries < 0 {
+		st.retries = 10000 // Lambda's default, -1: until the record expires
+	}
+	st.bisect, _ = p["BisectBatchOnFunctionError"].(bool)
+	for _, rt := range list(p["FunctionResponseTypes"]) {
+		st.partial = st.partial || rt == "ReportBatchItemFailures"
+	}
+	for _, f := range list(mapOf(p["FilterCriteria"])["Filters"]) {
+		pat, _ := mapOf(f)["Pattern"].(string)
+		var m map[string]any
+		if err := json.Unmarshal([]byte(pat), &m); err != nil {
+			return nil, fmt.Errorf("standin: filter %q: %w", pat, err)
+		}
+		st.filters = append(st.filters, m)
+	}
+	table := t.Resources[tableID].Properties
+	st.viewType, _ = mapOf(table["StreamSpecification"])["StreamViewType"].(string)
+	for _, k := range list(table["KeySchema"]) {
+		st.keys = append(st.keys, fmt.Sprint(mapOf(k)["AttributeName"]))
+	}
+	return st, nil
+}
+
+// permission is one AWS::Lambda::Permission for API Gateway.
+type permission struct {
+	function string
+	pattern  string // the SourceArn, an ArnLike pattern
+	source   *regexp.Regexp
+}
+
+// permissions reads the template's Lambda permissions for API Gateway: the
+// gateway may invoke a function only for a source ARN one of them allows, as
+// Lambda's resource policy decides.
+func permissions(t *cfn.Template, r *cfn.Resolver) ([]permission, error) {
+	var out []permission
+	for _, id := range t.OfType("AWS::Lambda::Permission") {
+		p := t.Resources[id].Properties
+		if p["Principal"] != "apigateway.amazonaws.com" || p["Action"] != "lambda:InvokeFunction" {
+			continue
+		}
+		fn, err := r.String(p["FunctionName"])
+		if err != nil {
+			return nil, err
+		}
+		src, err := r.String(p["SourceArn"])
+		if err != nil {
+			return nil, err
+		}
+		fn = fn[strings.LastIndex(fn, ":")+1:]
+		out = append(out, permission{function: fn, pattern: src, source: wildcard(src)})
+	}
+	return out, nil
+}
+
+// wildcard compiles an ArnLike pattern (* and ?).
+func wildcard(p string) *regexp.Regexp {
+	var b strings.Builder
+	b.WriteString("^")
+	for _, c := range p {
+		switch c {
+		case '*':
+			b.WriteString(".*")
+		case '?':
+			b.WriteString(".")
+		default:
+			b.WriteString(regexp.QuoteMeta(string(c)))
+		}
+	}
+	b.WriteString("$")
+	return regexp.MustCompile(b.String())
+}
+
+// invoker is the gateway's way to the functions: Lambda's Invoke, allowed
+// only where a permission of the template names the source.
+type invoker struct {
+	s     *Stack
+	perms []permission
+}
+
+func (v *invoker) Invoke(ctx context.Context, function string, payload []byte) ([]byte, string, error) {
+	pool := v.s.Functions[function]
+	if pool == nil {
+		return nil, "", fmt.Errorf("standin: no function %s", function)
+	}
+	source, authorizer, err := sourceARN(payload)
+	if err != nil {
+		return nil, "", err
+	}
+	allowed := false
+	for _, p := range v.perms {
+		switch {
+		case p.function != function:
+		case authorizer:
+			// The authorizer's ID is not in its event: any permission for
+			// an authorizer of this API will do.
+			allowed = allowed || strings.HasPrefix(p.pattern, source)
+		default:
+			allowed = allowed || p.source.MatchString(source)
+		}
+	}
+	if !allowed {
+		// Lambda refuses API Gateway's call; the gateway answers 500
+		// (an integration or authorizer configuration error).
+		v.s.logf("lambda: apigateway.amazonaws.com may not invoke %s from %s: no permission in the template", function, source)
+		return nil, "", fmt.Errorf("standin: AccessDeniedException: apigateway.amazonaws.com may not invoke %s from %s", function, source)
+	}
+	res, err := pool.Invoke(ctx, payload)
+	return res.Payload, res.FunctionError, err
+}
+
+// sourceARN is the execute-api ARN API Gateway invokes a function as: the
+// method's for an integration; for an authorizer, the prefix of the
+// authorizer's ARN.
+func sourceARN(payload []byte) (source string, authorizer bool, err error) {
+	var ev struct {
+		Type           string `json:"type"`
+		MethodArn      string `json:"methodArn"`
+		RequestContext struct {
+			AccountID    string `json:"accountId"`
+			APIID        string `json:"apiId"`
+			Stage        string `json:"stage"`
+			HTTPMethod   string `json:"httpMethod"`
+			ResourcePath string `json:"resourcePath"`
+		} `json:"requestContext"`
+	}
+	if err := json.Unmarshal(payload, &ev); err != nil {
+		return "", false, fmt.Errorf("standin: gateway event: %w", err)
+	}
+	if ev.Type == "REQUEST" || ev.Type == "TOKEN" {
+		// arn:aws:execute-api:<region>:<acct>:<api>/<stage>/<method>/<path>
+		i := strings.Index(ev.MethodArn, "/")
+		if i < 0 {
+			return "", false, fmt.Errorf("standin: authorizer event without a methodArn")
+		}
+		return ev.MethodArn[:i] + "/authorizers/", true, nil
+	}
+	c := ev.RequestContext
+	return fmt.Sprintf("arn:aws:execute-api:%s:%s:%s/%s/%s%s", Region, c.AccountID, c.APIID, c.Stage, c.HTTPMethod, c.ResourcePath), false, nil
+}

@@ -1,0 +1,303 @@
+package standin_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/doclib/doclib/internal/apisuite"
+	"github.com/doclib/doclib/internal/dynalitetest"
+	"github.com/doclib/doclib/internal/fakebedrock"
+	"github.com/doclib/doclib/internal/standin"
+	"github.com/doclib/doclib/shared/demo"
+	"github.com/doclib/doclib/shared/dynamo"
+)
+
+// The stack is synthesized once and run once for the test binary: the
+// tests below share it, in the order they are written (the ones that use
+// up a limit come last).
+var (
+	assembly *standin.Synthesized
+	synthErr error
+
+	stackOnce sync.Once
+	stack     *standin.Stack
+	stackErr  error
+	stackLogs syncBuffer
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "doclib-standin-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if !testing.Short() {
+		root, _ := filepath.Abs("../..")
+		assembly, synthErr = standin.Synth(root, dir, map[string]string{"customer": "demo"})
+	}
+	code := m.Run()
+	if stack != nil {
+		_ = stack.Close()
+	}
+	dynalitetest.Stop()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// running returns the shared stand-in with the demo data imported and
+// indexed. Every test using it fails if, by its end, any AWS call of a
+// function was denied, OpenSearch refused a request, or the indexer gave up
+// on a stream record: the template must grant what the code needs, and the
+// code must send what OpenSearch accepts.
+func running(t *testing.T) *standin.Stack {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("the stand-in synthesizes and runs the whole stack; not in -short")
+	}
+	if synthErr != nil {
+		t.Fatalf("synthesize: %v", synthErr)
+	}
+	db := dynalitetest.Start(t)
+	stackOnce.Do(func() {
+		d, err := demo.Load()
+		if err != nil {
+			stackErr = err
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		stack, stackErr = standin.Start(ctx, standin.Options{Assembly: assembly, DynamoDB: db.Endpoint, Data: d,
+			Logs: &stackLogs, Run: "t"})
+	})
+	if stackErr != nil {
+		t.Fatalf("stand-in: %v\n%s", stackErr, tail(stackLogs.String(), 60))
+	}
+	denied, refused := len(stack.Checker.Denials()), len(stack.Search.Refused())
+	t.Cleanup(func() {
+		for _, d := range stack.Checker.Denials()[denied:] {
+			t.Errorf("AWS denied a function's call: %+v", d)
+		}
+		for _, r := range stack.Search.Refused()[refused:] {
+			t.Errorf("OpenSearch refused a request a real cluster would refuse: %s", r)
+		}
+		if n := stack.Failed(); n > 0 {
+			t.Errorf("the indexer gave up on %d stream records", n)
+		}
+		if t.Failed() {
+			t.Logf("stand-in logs (last lines):\n%s", tail(stackLogs.String(), 80))
+		}
+	})
+	return stack
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// clientFrom is an HTTP client whose requests come from ip (127.0.0.x): the
+// gateway's WAF and logs see each test as its own caller, as on AWS.
+func clientFrom(ip string) *http.Client {
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 5 * time.Second}
+	return &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{DialContext: d.DialContext, MaxIdleConnsPerHost: 16}}
+}
+
+func get(t *testing.T, c *http.Client, url, key string) (*http.Response, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, body
+}
+
+func TestStandInServesTheDemoData(t *testing.T) {
+	s := running(t)
+	resp, body := get(t, clientFrom("127.0.0.2"), s.URL+"/libraries", "dlk_demo_full_scope")
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET /libraries: %d %s", resp.StatusCode, body)
+	}
+	var out struct{ Libraries []struct{ ID string } }
+	if err := json.Unmarshal(body, &out); err != nil || len(out.Libraries) == 0 {
+		t.Fatalf("GET /libraries: %v %s", err, body)
+	}
+	// One request per function group, so that each function's first
+	// answer (its cold start, in TestColdStarts) is an ordinary request.
+	for _, path := range []string{"/documents/doc_it_001", "/search/documents?q=reset+a+password"} {
+		resp, body := get(t, clientFrom("127.0.0.2"), s.URL+path, "dlk_demo_full_scope")
+		if resp.StatusCode != 200 {
+			t.Errorf("GET %s: %d %s", path, resp.StatusCode, body)
+		}
+	}
+}
+
+// A search whose embedding call Bedrock keeps throttling answers 503 within
+// the function's timeout, and gives the credit it spent back.
+func TestFailedSearchAnswers503AndRefundsCredit(t *testing.T) {
+	s := running(t)
+	ledger := dynamo.NewLedger(&dynamo.Table{Client: s.DB, Name: s.Table})
+	ctx := context.Background()
+	before, err := ledger.Balance(ctx, "ws_solo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Bedrock.FailAlways(fakebedrock.Throttling)
+	c := clientFrom("127.0.0.3")
+	start := time.Now()
+	resp, body := get(t, c, s.URL+"/search/documents?q=expense+report+approval+never+asked+before", "dlk_demo_individual_plan")
+	took := time.Since(start)
+	s.Bedrock.ClearFailures()
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), `"unavailable"`) {
+		t.Fatalf("search with Bedrock throttling: %d %s (after %v); want 503 unavailable", resp.StatusCode, body, took)
+	}
+	after, err := ledger.Balance(ctx, "ws_solo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after != before {
+		t.Errorf("credit %d before the failed search, %d after: want it given back", before, after)
+	}
+	// And once Bedrock answers, the same search spends one credit.
+	resp, body = get(t, c, s.URL+"/search/documents?q=expense+report+approval+never+asked+before", "dlk_demo_individual_plan")
+	if resp.StatusCode != 200 {
+		t.Fatalf("search: %d %s", resp.StatusCode, body)
+	}
+	if now, _ := ledger.Balance(ctx, "ws_solo"); now != before-1 {
+		t.Errorf("credit %d after a search, want %d", now, before-1)
+	}
+}
+
+func TestAPISuiteThroughTheStandIn(t *testing.T) {
+	s := running(t)
+	// The stack's gateway responses speak the API's error shape, so the
+	// suite holds the stand-in to the local server's answers (GatewayErrors
+	// off), except that API Gateway routes before it authenticates
+	// (docs/standin.md).
+	apisuite.Run(t, apisuite.Target{Name: "stand-in", URL: s.URL, Client: clientFrom("127.0.0.4"), RoutesBeforeAuth: true})
+}
+
+// gatewayMade reports whether a response came from API Gateway itself (a
+// gateway response) rather than from a function.
+func gatewayMade(resp *http.Response) bool { return resp.Header.Get("X-Amzn-ErrorType") != "" }
+
+// rateLimited checks a 429's headers: the spec wants them on every
+// rate-limited answer, the gateway's included.
+func rateLimited(t *testing.T, resp *http.Response, body []byte) {
+	t.Helper()
+	for _, h := range []string{"X-RateLimit-Limit", "X-RateLimit-Remaining", "Retry-After"} {
+		if resp.Header.Get(h) == "" {
+			t.Errorf("gateway 429 without %s: %v %s", h, resp.Header, body)
+		}
+	}
+	if v := resp.Header.Get("X-RateLimit-Remaining"); v != "0" {
+		t.Errorf("X-RateLimit-Remaining: %q, want 0", v)
+	}
+	var e struct {
+		Error struct{ Code, Message string }
+	}
+	if err := json.Unmarshal(body, &e); err != nil || e.Error.Code != "rate_limited" || e.Error.Message == "" {
+		t.Errorf("gateway 429 body %s: want the API's error shape with code rate_limited", body)
+	}
+}
+
+// The usage plan's throttle is a backstop behind the function's own count:
+// past its burst, the gateway answers 429 itself, with the headers.
+func TestUsagePlanThrottleAnswers429WithHeaders(t *testing.T) {
+	s := running(t)
+	c := clientFrom("127.0.0.5")
+	for i := 0; i < 400; i++ {
+		resp, body := get(t, c, s.URL+"/libraries", "dlk_demo_no_recordings")
+		if resp.StatusCode == http.StatusTooManyRequests && gatewayMade(resp) {
+			t.Logf("the gateway throttled request %d", i+1)
+			rateLimited(t, resp, body)
+			return
+		}
+		if resp.StatusCode != 200 && resp.StatusCode != 429 {
+			t.Fatalf("request %d: %d %s", i+1, resp.StatusCode, body)
+		}
+	}
+	t.Fatal("400 requests at once and the usage plan never throttled")
+}
+
+// The WAF's per-IP rate rule blocks a caller past its limit, with the
+// headers: it counts every request, even those the authorizer refuses.
+func TestWAFAnswers429WithHeaders(t *testing.T) {
+	s := running(t)
+	c := clientFrom("127.0.0.6")
+	for i := 0; i < 1000; i++ {
+		resp, body := get(t, c, s.URL+"/libraries", "")
+		if resp.StatusCode == http.StatusTooManyRequests {
+			if !gatewayMade(resp) {
+				t.Fatalf("request %d: a 429 not from the gateway: %s", i+1, body)
+			}
+			t.Logf("WAF blocked request %d", i+1)
+			rateLimited(t, resp, body)
+			return
+		}
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("request %d without a key: %d %s", i+1, resp.StatusCode, body)
+		}
+	}
+	t.Fatal("1000 requests from one IP and the WAF never blocked")
+}
+
+// Every function started, and answered, under the stand-in; the figures
+// go to docs/performance.md.
+func TestColdStarts(t *testing.T) {
+	s := running(t)
+	for name, p := range s.Functions {
+		cs := p.ColdStarts()
+		if len(cs) == 0 {
+			t.Errorf("%s never started", name)
+			continue
+		}
+		for _, c := range cs {
+			if c.Error != "" {
+				t.Errorf("%s instance %d: init failed: %s", name, c.Instance, c.Error)
+			}
+		}
+		t.Logf("%s: %d cold starts; first: init %v, first answer %v", name, len(cs), cs[0].Init, cs[0].FirstAnswer)
+	}
+}
