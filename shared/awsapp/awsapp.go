@@ -118,7 +118,8 @@ func API(ctx context.Context, group string, getenv func(string) string, log *slo
 		}
 		// No call at init: the index is checked before the first search
 		// (opensearch.Checked), which is the only request that needs it.
-		opts = append(opts, service.WithSearch(&search.Searcher{Backend: &opensearch.Checked{Backend: b}, Embedder: search.Cached(e, 0), Rules: rules}, dynamo.NewLedger(t)))
+		opts = append(opts, service.WithSearch(&search.Searcher{Backend: &opensearch.Checked{Backend: b}, Embedder: search.Cached(e, 0), Rules: rules,
+			EmbedBudget: search.DefaultEmbedBudget}, dynamo.NewLedger(t)))
 	case httpapi.GroupLibraries, httpapi.GroupDocuments:
 	default:
 		return nil, fmt.Errorf("awsapp: no route group %q", group)

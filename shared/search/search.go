@@ -3,6 +3,7 @@ package search
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -249,7 +250,17 @@ type Searcher struct {
 	Backend  Backend
 	Embedder *CachedEmbedder
 	Rules    Rules
+	// EmbedBudget, when set, bounds the query's embedding call: past it
+	// the search fails as unavailable (503) and its credit is given back,
+	// rather than spend the whole request waiting on a throttled provider
+	// (whose client retries with backoff). 0 leaves only the request's own
+	// deadline.
+	EmbedBudget time.Duration
 }
+
+// DefaultEmbedBudget is the budget of a query's embedding where one is set:
+// a query embeds in well under a second; five leave room for a retry or two.
+const DefaultEmbedBudget = 5 * time.Second
 
 // Request is a validated search inside a key's scope.
 type Request struct {
@@ -275,8 +286,17 @@ type Response struct {
 
 // Search runs one search.
 func (s *Searcher) Search(ctx context.Context, r Request) (*Response, error) {
-	vec, err := s.Embedder.EmbedQuery(ctx, r.Text)
+	ectx := ctx
+	if s.EmbedBudget > 0 {
+		var cancel context.CancelFunc
+		ectx, cancel = context.WithTimeout(ctx, s.EmbedBudget)
+		defer cancel()
+	}
+	vec, err := s.Embedder.EmbedQuery(ectx, r.Text)
 	if err != nil {
+		if ctx.Err() == nil && errors.Is(ectx.Err(), context.DeadlineExceeded) {
+			err = doclib.Unavailable(fmt.Errorf("the embedding took longer than its %v budget: %w", s.EmbedBudget, err))
+		}
 		return nil, fmt.Errorf("search: embed query: %w", err)
 	}
 	q := &Query{Text: r.Text, Vector: vec, Libraries: r.Libraries, Filter: r.Filter, Offset: r.Offset, Limit: r.Limit, Rules: &s.Rules,

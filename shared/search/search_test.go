@@ -2,10 +2,14 @@ package search
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	doclib "github.com/doclib/doclib/shared"
 )
 
 func TestScoreIsBoundedAndIgnoresEvidenceBelowThresholds(t *testing.T) {
@@ -116,5 +120,29 @@ func TestCachedEmbedder(t *testing.T) {
 	c.EmbedQuery(context.Background(), "reset password")
 	if n := e.calls.Load(); n != 4 {
 		t.Errorf("%d calls; the cache holds 2 texts", n)
+	}
+}
+
+// stallingEmbedder waits for its context, as a throttled provider's client
+// does between retries.
+type stallingEmbedder struct{ countingEmbedder }
+
+func (s *stallingEmbedder) Embed(ctx context.Context, _ []string) ([][]float32, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func TestEmbedBudgetFailsTheSearchAsUnavailable(t *testing.T) {
+	s := &Searcher{Embedder: Cached(&stallingEmbedder{}, 0), Rules: DefaultRules("count"), EmbedBudget: 20 * time.Millisecond}
+	_, err := s.Search(context.Background(), Request{Text: "reset password", Limit: 10})
+	if code := doclib.ErrorCode(err); code != doclib.EUnavailable {
+		t.Fatalf("a stalled embedding past its budget: %v (code %q), want unavailable", err, code)
+	}
+	// The request's own end is not the budget's: no error is made up for it.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = s.Search(ctx, Request{Text: "reset password", Limit: 10})
+	if err == nil || !errors.Is(err, context.Canceled) {
+		t.Fatalf("a cancelled request: %v, want context.Canceled", err)
 	}
 }
