@@ -69,7 +69,9 @@ func with(a, b map[string]kind) map[string]kind {
 	return out
 }
 
-// Values as the API sends them, decoded by the suite's own types.
+// Values as the API sends them, decoded by the suite's own types. They
+// repeat shared/api's on purpose: a suite that decoded with the server's
+// types would not notice a field renamed in both.
 
 type apiLibrary struct {
 	ID            string    `json:"id"`
