@@ -509,11 +509,7 @@ func (f *Fake) getAPIKeys(r *http.Request) (any, error) {
 	for _, k := range match[start:end] {
 		items = append(items, apiKeyJSON(k, q.Get("includeValues") == "true"))
 	}
-	out := map[string]any{"item": items}
-	if next != "" {
-		out["position"] = next
-	}
-	return out, nil
+	return listing(items, next), nil
 }
 
 func (f *Fake) getAPIKey(r *http.Request) (any, error) {
@@ -633,11 +629,7 @@ func (f *Fake) getUsagePlans(r *http.Request) (any, error) {
 	for _, id := range ids[start:end] {
 		items = append(items, usagePlanJSON(id))
 	}
-	out := map[string]any{"item": items}
-	if next != "" {
-		out["position"] = next
-	}
-	return out, nil
+	return listing(items, next), nil
 }
 
 func (f *Fake) getUsagePlan(r *http.Request) (any, error) {
@@ -675,11 +667,7 @@ func (f *Fake) getUsagePlanKeys(r *http.Request) (any, error) {
 	for _, k := range match[start:end] {
 		items = append(items, usagePlanKeyJSON(k))
 	}
-	out := map[string]any{"item": items}
-	if next != "" {
-		out["position"] = next
-	}
-	return out, nil
+	return listing(items, next), nil
 }
 
 // getUsagePlanKey answers NotFoundException for a key not in the plan:
@@ -795,4 +783,14 @@ func generateValue() string {
 		b[i] = alphabet[int(b[i])%len(alphabet)]
 	}
 	return string(b)
+}
+
+// listing is one page of a GET collection: its items, and the position of
+// the next page when there is one.
+func listing(items []map[string]any, next string) map[string]any {
+	out := map[string]any{"item": items}
+	if next != "" {
+		out["position"] = next
+	}
+	return out
 }
