@@ -283,6 +283,7 @@ func newSearcher(ctx context.Context, c config, data *dataset.Data, stdout io.Wr
 	if err != nil {
 		return nil, fmt.Errorf("embedder: %w", err)
 	}
+	idBefore := embedder.ID()
 	rules, err := c.rules.Build(embedder.ID())
 	if err != nil {
 		return nil, usageError{err}
@@ -306,9 +307,15 @@ func newSearcher(ctx context.Context, c config, data *dataset.Data, stdout io.Wr
 		}
 		backend = b
 	} else {
-		idx, err := localsearch.Build(ctx, data, embedder, localsearch.Options{Progress: report})
+		idx, err := localsearch.Build(ctx, data, embedder, localsearch.Options{Progress: report, Fit: true})
 		if err != nil {
 			return nil, fmt.Errorf("build the search index: %w", err)
+		}
+		// The offline embedder is fitted to the documents: queries use the fitted one.
+		if embedder = idx.Embedder(); embedder.ID() != idBefore {
+			if rules, err = c.rules.Build(embedder.ID()); err != nil {
+				return nil, usageError{err}
+			}
 		}
 		fmt.Fprintf(stdout, "Search index built in %s with embedder %s.\n", time.Since(start).Round(time.Millisecond), embedder.ID())
 		backend = search.Local{Retriever: idx}

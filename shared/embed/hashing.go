@@ -109,21 +109,7 @@ func (h *Hashing) Vector(text string) []float32 {
 		addTrigrams(counts, t.Word)
 	}
 	// Thesaurus concepts, longest phrase first, over all words (stop words too).
-	var parts []string
-	for i := 0; i < len(toks); {
-		n := min(h.maxWords, len(toks)-i)
-		for ; n > 0; n-- {
-			parts = parts[:0]
-			for k := range n {
-				parts = append(parts, toks[i+k].Term)
-			}
-			if g, ok := h.concepts[strings.Join(parts, " ")]; ok {
-				counts[fnvByte(fnvByte(fnvByte(fnvOffset, 'c'), byte(g>>8)), byte(g))]++
-				break
-			}
-		}
-		i += max(n, 1)
-	}
+	h.eachConcept(toks, func(g int) { counts[fnvByte(fnvByte(fnvByte(fnvOffset, 'c'), byte(g>>8)), byte(g))]++ })
 	v := make([]float32, h.dims)
 	for x, n := range counts {
 		w := n // fractional weights (pairs, trigrams) are not dampened

@@ -127,13 +127,13 @@ func benchLexical(b *testing.B, docs int, ours bool) {
 		if ours {
 			s := lb.x.getScratch()
 			terms := dedupe(lb.x.analyzer.Terms(q))
-			lb.x.lexical(s, terms, lb.spans)
+			rules := search.DefaultRules("hash-")
+			rules.Feedback.Docs = 0 // the word match alone, as bleve's
+			lb.x.words(s, terms, lb.spans, &rules)
 			n := 0
-			for _, sp := range lb.spans {
-				for o := sp.start; o < sp.end; o++ {
-					if s.lexStamp[o] == s.gen {
-						n++
-					}
+			for _, o := range s.touched {
+				if s.wExact[o] == uint16(len(terms)) {
+					n++
 				}
 			}
 			matched += n

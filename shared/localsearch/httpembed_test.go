@@ -86,15 +86,19 @@ func TestHTTPEmbedderNeighboursFireSemantic(t *testing.T) {
 	if got, want := texts.Load(), int64(1+len(d.Documents)+readable); got != want {
 		t.Errorf("%d texts sent to the model; want the probe, %d documents and %d readable recordings", got, len(d.Documents), readable)
 	}
-	s := searcher(x, e, search.DefaultRules(e.ID()))
+	s := searcher(x, search.DefaultRules(x.EmbedderID()))
 	res, err := s.Search(context.Background(), search.Request{Text: "workstation for a new starter", Libraries: []string{"lib_a1", "lib_a2", "lib_a3"}, Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.LowConfidence || len(res.Hits) == 0 || res.Hits[0].DocumentID != "doc_a1_3" || !slices.Equal(res.Hits[0].Signals, []string{search.SignalSemantic}) {
-		t.Fatalf("want doc_a1_3 (Provision a laptop) by meaning alone, got %+v", res.Hits)
+	// "new" is in a few documents, so the near miss may fire on its share of
+	// the query; only the model relates "workstation" to the laptop document.
+	if res.LowConfidence || len(res.Hits) == 0 || res.Hits[0].DocumentID != "doc_a1_3" || !slices.Contains(res.Hits[0].Signals, search.SignalSemantic) {
+		t.Fatalf("want doc_a1_3 (Provision a laptop) first, by meaning, got %+v", res.Hits)
 	}
-	if res.MatchedTotal != 1 {
-		t.Errorf("matched %d; only the laptop document is about workstations", res.MatchedTotal)
+	for _, h := range res.Hits[1:] {
+		if slices.Contains(h.Signals, search.SignalSemantic) {
+			t.Errorf("%s matched by meaning; only the laptop document is about workstations", h.DocumentID)
+		}
 	}
 }

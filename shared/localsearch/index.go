@@ -31,16 +31,19 @@ import (
 	"github.com/doclib/doclib/shared/search"
 )
 
-// BM25F parameters: the usual k1 and b, and the weight of a title occurrence
-// relative to one in the content.
+// BM25F parameters: the usual k1, b, and the weight of a title occurrence
+// relative to one in the content. b and the title's weight were measured on the
+// public test collections (docs/search.md): short documents gain from less
+// length normalisation than the textbook 0.75.
 const (
 	k1          = 1.2
-	bm25b       = 0.75
-	titleWeight = 3.0
+	bm25b       = 0.5
+	titleWeight = 2.0
 )
 
 // Index is a built, immutable index. It is safe for concurrent queries.
 type Index struct {
+	embedder   search.Embedder
 	embedderID string
 	dims       int
 	analyzer   *analysis.Analyzer
@@ -58,8 +61,12 @@ type Index struct {
 	bodyLen  []uint16
 	libTitle []float64 // per library number: sum of title lengths
 	libBody  []float64
-	vocab    *vellum.FST // term -> term id, for fuzzy matching
-	lev      *levenshtein.LevenshteinAutomatonBuilder
+	// The forward index, for feedback: the words (stop words left out) of
+	// document i with their counts are fwd[fwdOff[i]:fwdOff[i+1]].
+	fwdOff []uint32
+	fwd    []termCount
+	vocab  *vellum.FST // term -> term id, for fuzzy matching
+	lev    *levenshtein.LevenshteinAutomatonBuilder
 
 	// Vectors, row-major: document i is docVec[i*dims:(i+1)*dims].
 	docVec []float32
@@ -78,6 +85,11 @@ type Index struct {
 
 type span struct{ start, end uint32 }
 
+type termCount struct {
+	term uint32
+	tf   uint16
+}
+
 type posting struct {
 	doc         uint32
 	title, body uint16
@@ -89,10 +101,16 @@ type Options struct {
 	Workers int
 	// Progress, when set, is told how many of the texts to embed are done.
 	Progress func(done, total int)
+	// Fit fits an embedder that learns from its corpus (search.Fitter, as the
+	// offline one) to the documents before embedding them; queries must then
+	// be embedded by Index.Embedder. Without it the embedder is used as given.
+	Fit bool
 }
 
 // Build indexes a data set with an embedder. Every document and every readable
-// recording (shared, in a workspace not on the Individual plan) is embedded.
+// recording (shared, in a workspace not on the Individual plan) is embedded. With
+// Options.Fit, an embedder that learns from its corpus (search.Fitter) is first
+// fitted to the documents; Embedder returns the one queries must use.
 func Build(ctx context.Context, d *dataset.Data, e search.Embedder, opt Options) (*Index, error) {
 	workers := opt.Workers
 	if workers <= 0 {
@@ -185,6 +203,18 @@ func Build(ctx context.Context, d *dataset.Data, e search.Embedder, opt Options)
 	for i, doc := range ordered {
 		docTexts[i] = search.DocumentText(doc)
 	}
+	if f, ok := e.(search.Fitter); ok && opt.Fit {
+		fitted, err := f.Fit(ctx, docTexts)
+		if err != nil {
+			return nil, fmt.Errorf("localsearch: fit the embedder to the documents: %w", err)
+		}
+		e = fitted
+		x.embedderID = e.ID()
+		if x.dims = e.Dimensions(); x.dims <= 0 {
+			return nil, fmt.Errorf("localsearch: embedder %s has %d dimensions", e.ID(), x.dims)
+		}
+	}
+	x.embedder = e
 	total := len(docTexts) + len(recTexts)
 	var done progress
 	done.total, done.report = total, opt.Progress
@@ -275,6 +305,7 @@ func (x *Index) buildLexical(docs []*doclib.Document, workers int) error {
 	type termFreq struct {
 		term        string
 		title, body uint16
+		stop        bool
 	}
 	analysed := make([][]termFreq, len(docs))
 	x.titleLen = make([]uint16, len(docs))
@@ -293,7 +324,7 @@ func (x *Index) buildLexical(docs []*doclib.Document, workers int) error {
 					x.analyzer.Each(s, func(t analysis.Token) {
 						tf := counts[t.Term]
 						if tf == nil {
-							tf = &termFreq{term: t.Term}
+							tf = &termFreq{term: t.Term, stop: t.Stop}
 							counts[t.Term] = tf
 							order = append(order, tf)
 						}
@@ -332,6 +363,7 @@ func (x *Index) buildLexical(docs []*doclib.Document, workers int) error {
 	x.libTitle = make([]float64, len(x.libIDs))
 	x.libBody = make([]float64, len(x.libIDs))
 	lists := [][]posting{}
+	x.fwdOff = make([]uint32, 1, len(docs)+1)
 	for i, tfs := range analysed {
 		li := x.docLib[i]
 		x.libTitle[li] += float64(x.titleLen[i])
@@ -344,7 +376,11 @@ func (x *Index) buildLexical(docs []*doclib.Document, workers int) error {
 				lists = append(lists, nil)
 			}
 			lists[id] = append(lists[id], posting{doc: uint32(i), title: tf.title, body: tf.body})
+			if !tf.stop {
+				x.fwd = append(x.fwd, termCount{id, satAddN(tf.title, tf.body)})
+			}
 		}
+		x.fwdOff = append(x.fwdOff, uint32(len(x.fwd)))
 		analysed[i] = nil
 	}
 	total := 0
@@ -403,6 +439,11 @@ func satAddN(a, b uint16) uint16 {
 // EmbedderID is the ID of the embedder the index was built with; queries must be
 // embedded by the same one.
 func (x *Index) EmbedderID() string { return x.embedderID }
+
+// Embedder is the embedder the index was built with: the one given to Build or,
+// when that one learns from its corpus (search.Fitter), the one fitted to the
+// documents. Queries must be embedded by it.
+func (x *Index) Embedder() search.Embedder { return x.embedder }
 
 // Stats describe an index, for logs and benchmarks.
 type Stats struct {

@@ -1,6 +1,7 @@
 package localsearch
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"runtime"
@@ -23,13 +24,15 @@ type scratch struct {
 
 	cos []float32 // per ordinal, written for every visible document
 
-	lexStamp []uint32
-	lex      []float32
-
-	fzStamp []uint32
-	fzLast  []uint16 // the last query term (1-based) a document was credited for
-	fzCount []uint16
-	fzSum   []float32
+	// The word evidence of the documents that hold a query term, exactly or
+	// nearly (wStamp == gen): listed in touched.
+	wStamp  []uint32
+	wLast   []uint16  // the last query term (1-based) a document was credited for
+	wExact  []uint16  // how many query terms it holds as written
+	wShare  []float32 // the query term weight it holds
+	wScore  []float32 // its BM25F for the query's terms
+	wExp    []float32 // its BM25F for the feedback terms
+	touched []uint32
 
 	recStamp []uint32
 	rec      []float32 // per recording
@@ -40,16 +43,16 @@ func (x *Index) getScratch() *scratch {
 	if s, ok := x.scratch.Get().(*scratch); ok {
 		s.gen++
 		if s.gen == 0 { // wrapped: stale stamps could collide
-			clear(s.lexStamp)
-			clear(s.fzStamp)
+			clear(s.wStamp)
 			clear(s.recStamp)
 			s.gen = 1
 		}
+		s.touched = s.touched[:0]
 		return s
 	}
 	n, r := len(x.docs), len(x.recVec)/x.dims
-	return &scratch{gen: 1, cos: make([]float32, n), lexStamp: make([]uint32, n), lex: make([]float32, n),
-		fzStamp: make([]uint32, n), fzLast: make([]uint16, n), fzCount: make([]uint16, n), fzSum: make([]float32, n),
+	return &scratch{gen: 1, cos: make([]float32, n), wStamp: make([]uint32, n), wLast: make([]uint16, n),
+		wExact: make([]uint16, n), wShare: make([]float32, n), wScore: make([]float32, n), wExp: make([]float32, n),
 		recStamp: make([]uint32, r), rec: make([]float32, r)}
 }
 
@@ -75,11 +78,10 @@ func (x *Index) Candidates(ctx context.Context, q *search.Query) ([]search.Candi
 	defer x.scratch.Put(s)
 
 	terms := dedupe(x.analyzer.Terms(q.Text))
-	x.lexical(s, terms, spans)
+	w := x.words(s, terms, spans, q.Rules)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	x.fuzzy(s, terms, spans, q.Rules)
 	x.cosines(s, q.Vector, spans)
 	if !q.NoRecordings {
 		x.recordings(s, q.Vector, spans)
@@ -91,10 +93,13 @@ func (x *Index) Candidates(ctx context.Context, q *search.Query) ([]search.Candi
 		for i := sp.start; i < sp.end; i++ {
 			var e search.Evidence
 			e.Semantic = float64(s.cos[i])
-			if s.lexStamp[i] == s.gen {
-				e.LexicalHit, e.Lexical = true, float64(s.lex[i])
-			} else if s.fzStamp[i] == s.gen && s.fzCount[i] == nTerms && nTerms > 0 {
-				e.FuzzyHit, e.Fuzzy = true, float64(s.fzSum[i])/float64(nTerms)
+			if s.wStamp[i] == s.gen {
+				e.Share = float64(s.wShare[i]) / w.weight
+				e.LexicalHit = nTerms > 0 && s.wExact[i] == nTerms
+				e.FuzzyHit = !e.LexicalHit && e.Share >= q.Rules.FuzzyShare-1e-9
+				if e.LexicalHit || e.FuzzyHit {
+					e.Word = w.strength(s, i)
+				}
 			}
 			if !q.NoRecordings {
 				e.Recordings = float64(x.bestRecording(s, i))
@@ -125,140 +130,232 @@ func (x *Index) postings(term uint32, sp span) []posting {
 	return p[lo:hi]
 }
 
-// lexical marks the visible documents that hold every term, with their mean
-// BM25F. Term statistics (document frequency, average lengths) are those of the
-// visible documents only.
-func (x *Index) lexical(s *scratch, terms []string, spans []span) {
-	if len(terms) == 0 {
-		return
-	}
-	ids := make([]uint32, len(terms))
-	for i, t := range terms {
-		id, ok := x.terms[t]
-		if !ok {
-			return // a term no document has: nothing holds every term
-		}
-		ids[i] = id
-	}
-	var nVis, titleSum, bodySum float64
+// wordStats are the term statistics of the visible documents: their number
+// and average field lengths.
+type wordStats struct {
+	n, avgTitle, avgBody float64
+}
+
+func (x *Index) wordStats(spans []span) wordStats {
+	var st wordStats
+	var titleSum, bodySum float64
 	for _, sp := range spans {
-		nVis += float64(sp.end - sp.start)
+		st.n += float64(sp.end - sp.start)
 		li := x.docLib[sp.start]
 		titleSum += x.libTitle[li]
 		bodySum += x.libBody[li]
 	}
-	if nVis == 0 {
-		return
-	}
-	avgTitle, avgBody := max(titleSum/nVis, 1), max(bodySum/nVis, 1)
-	lists := make([][]posting, len(ids))
-	idf := make([]float64, len(ids))
-	for _, sp := range spans {
-		for i, id := range ids {
-			lists[i] = x.postings(id, sp)
-		}
-		for i := range ids {
-			idf[i] += float64(len(lists[i])) // document frequency, summed over spans first
-		}
-	}
-	for i := range idf {
-		df := idf[i]
-		idf[i] = math.Log(1 + (nVis-df+0.5)/(df+0.5))
-	}
-	for _, sp := range spans {
-		for i, id := range ids {
-			lists[i] = x.postings(id, sp)
-		}
-		shortest := 0
-		for i := range lists {
-			if len(lists[i]) < len(lists[shortest]) {
-				shortest = i
-			}
-		}
-		pos := make([]int, len(lists))
-	docs:
-		for _, p := range lists[shortest] {
-			score := 0.0
-			for i, l := range lists {
-				var hit posting
-				if i == shortest {
-					hit = p
-				} else {
-					j := pos[i] + sort.Search(len(l)-pos[i], func(k int) bool { return l[pos[i]+k].doc >= p.doc })
-					pos[i] = j
-					if j == len(l) || l[j].doc != p.doc {
-						continue docs
-					}
-					hit = l[j]
-				}
-				tf := titleWeight*float64(hit.title)/(1-bm25b+bm25b*float64(x.titleLen[p.doc])/avgTitle) +
-					float64(hit.body)/(1-bm25b+bm25b*float64(x.bodyLen[p.doc])/avgBody)
-				score += idf[i] * tf * (k1 + 1) / (tf + k1)
-			}
-			s.lexStamp[p.doc] = s.gen
-			s.lex[p.doc] = float32(score / float64(len(lists)))
-		}
-	}
+	st.avgTitle, st.avgBody = max(titleSum/max(st.n, 1), 1), max(bodySum/max(st.n, 1), 1)
+	return st
 }
 
-// fuzzy credits each visible document, per query term, with the best similarity
-// of its terms within the allowed edits. A document credited for every term is a
-// fuzzy match (unless it is a lexical one).
-func (x *Index) fuzzy(s *scratch, terms []string, spans []span, rules *search.Rules) {
-	type match struct {
-		id   uint32
-		dist uint8
+// idf is BM25's inverse document frequency among the visible documents.
+func (st wordStats) idf(df int) float64 {
+	return math.Log(1 + (st.n-float64(df)+0.5)/(float64(df)+0.5))
+}
+
+// bm25 is the saturated, length-normalised BM25F term frequency of a posting.
+func (x *Index) bm25(st wordStats, p posting) float64 {
+	tf := titleWeight*float64(p.title)/(1-bm25b+bm25b*float64(x.titleLen[p.doc])/st.avgTitle) +
+		float64(p.body)/(1-bm25b+bm25b*float64(x.bodyLen[p.doc])/st.avgBody)
+	return tf * (k1 + 1) / (tf + k1)
+}
+
+// wordResult is what words found for a query as a whole.
+type wordResult struct {
+	// weight is the query's term weight: the sum of its terms' idf.
+	weight float64
+	// scale and expScale turn a document's BM25F for the query's terms and for
+	// the feedback terms into its share of the expanded query; max is the most
+	// a document could score.
+	scale, expScale, max float64
+}
+
+// strength is document i's word evidence in [0, 1].
+func (w *wordResult) strength(s *scratch, i uint32) float64 {
+	if w.max <= 0 {
+		return 0
 	}
+	return (w.scale*float64(s.wScore[i]) + w.expScale*float64(s.wExp[i])) / w.max
+}
+
+// words credits each visible document, per query term, with the term as
+// written or, when no visible document holds it (most likely a typo), with its
+// nearest neighbours within the allowed edits: the share of the query's term
+// weight it holds (each term weighing its idf, a near match its similarity
+// times that) and its BM25F. Then, with feedback on, it expands the query with
+// the words of the best matches (RM3) and scores the documents it credited for
+// those too. Term statistics are those of the visible documents only.
+func (x *Index) words(s *scratch, terms []string, spans []span, rules *search.Rules) *wordResult {
+	w := &wordResult{scale: 1}
+	st := x.wordStats(spans)
+	if st.n == 0 || len(terms) == 0 {
+		return w
+	}
+	type match struct {
+		id  uint32
+		sim float64
+	}
+	var score float64 // the most a document could score for the query's terms
 	for ti, term := range terms {
 		n := utf8.RuneCountInString(term)
-		edits := rules.MaxEdits(n)
-		// A term that the visible documents hold as written is taken as meant:
-		// only a term they lack (most likely a typo) is widened to its neighbours.
-		// Otherwise every short word would also match its look-alikes ("hire",
-		// "here", "fire").
-		if id, ok := x.terms[term]; ok && x.visibleDF(id, spans) > 0 {
-			edits = 0
-		}
 		var matches []match
-		if edits == 0 {
-			if id, ok := x.terms[term]; ok {
-				matches = append(matches, match{id, 0})
+		weight := st.idf(0)
+		// A term that the visible documents hold as written is taken as meant:
+		// only a term they lack is widened to its neighbours. Otherwise every
+		// short word would also match its look-alikes ("hire", "here", "fire").
+		if id, ok := x.terms[term]; ok {
+			if df := x.visibleDF(id, spans); df > 0 {
+				matches = append(matches, match{id, 1})
+				weight = st.idf(df)
 			}
-		} else {
-			dfa, err := x.lev.BuildDfa(term, uint8(edits))
-			if err != nil {
-				return
-			}
-			it, err := x.vocab.Search(dfa, nil, nil)
-			for err == nil {
-				key, val := it.Current()
-				if ok, d := dfa.MatchAndDistance(string(key)); ok {
-					matches = append(matches, match{uint32(val), d})
+		}
+		if edits := rules.MaxEdits(n); len(matches) == 0 && edits > 0 {
+			if dfa, err := x.lev.BuildDfa(term, uint8(edits)); err == nil {
+				it, err := x.vocab.Search(dfa, nil, nil)
+				for err == nil {
+					key, val := it.Current()
+					// The automaton also reports matches past the edits it was
+					// built for (up to the builder's 2): keep only those within.
+					if ok, d := dfa.MatchAndDistance(string(key)); ok && d > 0 && int(d) <= edits {
+						matches = append(matches, match{uint32(val), 1 - float64(d)/float64(max(n, 1))})
+					}
+					err = it.Next()
 				}
-				err = it.Next()
 			}
+			// Nearest first, so that a document's first credit for a term is its best.
+			slices.SortStableFunc(matches, func(a, b match) int { return cmp.Compare(b.sim, a.sim) })
 		}
-		if len(matches) == 0 {
-			return // this term matches nothing: no document can match every term
-		}
-		// Nearest first, so that a document's first credit for a term is its best.
-		slices.SortStableFunc(matches, func(a, b match) int { return int(a.dist) - int(b.dist) })
+		w.weight += weight
+		score += weight * (k1 + 1)
 		for _, m := range matches {
-			sim := float32(1 - float64(m.dist)/float64(max(n, 1)))
+			idf := 0.0
+			for _, sp := range spans {
+				idf += float64(len(x.postings(m.id, sp)))
+			}
+			if idf == 0 {
+				continue
+			}
+			idf = st.idf(int(idf))
+			share := float32(m.sim * weight)
 			for _, sp := range spans {
 				for _, p := range x.postings(m.id, sp) {
 					d := p.doc
-					if s.fzStamp[d] != s.gen {
-						if ti > 0 {
-							continue // missed an earlier term: cannot match every term
-						}
-						s.fzStamp[d], s.fzLast[d], s.fzCount[d], s.fzSum[d] = s.gen, 0, 0, 0
+					if s.wStamp[d] != s.gen {
+						s.wStamp[d], s.wLast[d], s.wExact[d], s.wShare[d], s.wScore[d], s.wExp[d] = s.gen, 0, 0, 0, 0, 0
+						s.touched = append(s.touched, d)
 					}
-					if s.fzLast[d] != uint16(ti+1) && s.fzCount[d] == uint16(ti) {
-						s.fzLast[d] = uint16(ti + 1)
-						s.fzCount[d]++
-						s.fzSum[d] += sim
+					if s.wLast[d] == uint16(ti+1) {
+						continue // credited for this term already, by a nearer match
 					}
+					s.wLast[d] = uint16(ti + 1)
+					if m.sim == 1 {
+						s.wExact[d]++
+					}
+					s.wShare[d] += share
+					s.wScore[d] += float32(m.sim * idf * x.bm25(st, p))
+				}
+			}
+		}
+	}
+	w.max = score
+	if f := rules.Feedback; f.Docs > 0 && f.Terms > 0 && f.QueryWeight < 1 {
+		x.feedback(s, w, st, spans, rules, len(terms))
+	}
+	return w
+}
+
+// feedback expands the query with the words of its best word matches (RM3,
+// Lavrenko and Croft 2001, with terms weighted by idf as well): each of the
+// Feedback.Docs best documents that the word signals match gives its words in
+// proportion to how much of it they make up and to how well it matched; the
+// Feedback.Terms heaviest (times their idf) become more query words, worth
+// 1 - QueryWeight of the expanded query. Only documents the query's own words
+// reached are scored for them: feedback strengthens evidence, it finds nothing
+// by itself.
+func (x *Index) feedback(s *scratch, w *wordResult, st wordStats, spans []span, rules *search.Rules, nTerms int) {
+	f := rules.Feedback
+	// The best matches: a bounded selection, best score first, then ordinal.
+	top := make([]uint32, 0, f.Docs)
+	better := func(a, b uint32) bool {
+		return s.wScore[a] > s.wScore[b] || (s.wScore[a] == s.wScore[b] && a < b)
+	}
+	for _, d := range s.touched {
+		share := float64(s.wShare[d]) / w.weight
+		if s.wExact[d] != uint16(nTerms) && share < rules.FuzzyShare-1e-9 {
+			continue // no word signal fires for it
+		}
+		if len(top) == f.Docs && !better(d, top[len(top)-1]) {
+			continue
+		}
+		if len(top) < f.Docs {
+			top = append(top, d)
+		} else {
+			top[len(top)-1] = d
+		}
+		for j := len(top) - 1; j > 0 && better(top[j], top[j-1]); j-- {
+			top[j], top[j-1] = top[j-1], top[j]
+		}
+	}
+	if len(top) == 0 {
+		return
+	}
+	// P(d) ∝ exp(score), P(t|d) = tf / length.
+	best := float64(s.wScore[top[0]])
+	var z float64
+	for _, d := range top {
+		z += math.Exp(float64(s.wScore[d]) - best)
+	}
+	rel := map[uint32]float64{}
+	for _, d := range top {
+		pd := math.Exp(float64(s.wScore[d])-best) / z
+		entries := x.fwd[x.fwdOff[d]:x.fwdOff[d+1]]
+		var length float64
+		for _, e := range entries {
+			length += float64(e.tf)
+		}
+		for _, e := range entries {
+			rel[e.term] += pd * float64(e.tf) / length
+		}
+	}
+	type weighted struct {
+		term uint32
+		w    float64
+		idf  float64
+	}
+	cands := make([]weighted, 0, len(rel))
+	for t, r := range rel {
+		df := x.visibleDF(t, spans)
+		if df == 0 {
+			continue
+		}
+		idf := st.idf(df)
+		cands = append(cands, weighted{t, r * idf, idf})
+	}
+	slices.SortFunc(cands, func(a, b weighted) int {
+		if c := cmp.Compare(b.w, a.w); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.term, b.term)
+	})
+	cands = cands[:min(f.Terms, len(cands))]
+	var sum float64
+	for _, c := range cands {
+		sum += c.w
+	}
+	if sum == 0 {
+		return
+	}
+	w.scale = f.QueryWeight / float64(nTerms)
+	w.expScale = 1
+	w.max *= w.scale
+	for _, c := range cands {
+		qw := (1 - f.QueryWeight) * c.w / sum
+		w.max += qw * c.idf * (k1 + 1)
+		for _, sp := range spans {
+			for _, p := range x.postings(c.term, sp) {
+				if s.wStamp[p.doc] == s.gen {
+					s.wExp[p.doc] += float32(qw * c.idf * x.bm25(st, p))
 				}
 			}
 		}

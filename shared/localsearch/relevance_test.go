@@ -143,15 +143,15 @@ func demoIndex(t testing.TB) (*dataset.Data, *embed.Hashing, *localsearch.Index)
 	if err != nil {
 		t.Fatal(err)
 	}
-	x, err := localsearch.Build(context.Background(), d, e, localsearch.Options{})
+	x, err := localsearch.Build(context.Background(), d, e, localsearch.Options{Fit: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return d, e, x
 }
 
-func searcher(x *localsearch.Index, e search.Embedder, r search.Rules) *search.Searcher {
-	return &search.Searcher{Backend: search.Local{Retriever: x}, Embedder: search.Cached(e, 0), Rules: r}
+func searcher(x *localsearch.Index, r search.Rules) *search.Searcher {
+	return &search.Searcher{Backend: search.Local{Retriever: x}, Embedder: search.Cached(x.Embedder(), 0), Rules: r}
 }
 
 // Floors of the relevance test: the figures measured with the defaults, less a
@@ -167,9 +167,9 @@ func TestRelevance(t *testing.T) {
 	if len(qs) < 40 {
 		t.Fatalf("the relevance set has %d queries; it needs at least 40", len(qs))
 	}
-	_, e, x := demoIndex(t)
-	ev := evaluate(t, searcher(x, e, search.DefaultRules(e.ID())), qs)
-	t.Logf("offline embedder %s, default rules:\n%s", e.ID(), ev)
+	_, _, x := demoIndex(t)
+	ev := evaluate(t, searcher(x, search.DefaultRules(x.EmbedderID())), qs)
+	t.Logf("offline embedder %s, default rules:\n%s", x.EmbedderID(), ev)
 	if ev.all.MRR() < minMRR || ev.all.NDCG() < minNDCG {
 		t.Errorf("relevance dropped: MRR %.3f (floor %.3f), nDCG@10 %.3f (floor %.3f)", ev.all.MRR(), minMRR, ev.all.NDCG(), minNDCG)
 	}
@@ -188,7 +188,7 @@ func TestTuneRules(t *testing.T) {
 			tuning = append(tuning, q)
 		}
 	}
-	_, e, x := demoIndex(t)
+	_, _, x := demoIndex(t)
 	type row struct {
 		sem, rec, ws, wr float64
 		m                metrics
@@ -199,12 +199,12 @@ func TestTuneRules(t *testing.T) {
 		for _, rec := range []float64{0.3, 0.4, 0.5} {
 			for _, ws := range []float64{0.2, 0.3} {
 				for _, wr := range []float64{0.1, 0.2} {
-					r := search.DefaultRules(e.ID())
+					r := search.DefaultRules(x.EmbedderID())
 					r.SemanticThreshold, r.RecordingsThreshold = sem, rec
 					r.Weights.Semantic, r.Weights.Recordings = ws, wr
 					r.Weights.Lexical = min(r.Weights.Lexical, 1-ws-wr)
 					r.Weights.Fuzzy = min(r.Weights.Fuzzy, 1-ws-wr)
-					ev := evaluate(t, searcher(x, e, r), tuning)
+					ev := evaluate(t, searcher(x, r), tuning)
 					rows = append(rows, row{sem, rec, ws, wr, ev.all, ev.meanMatched})
 				}
 			}

@@ -319,20 +319,23 @@ func (r *searchResponse) matches(q *search.Query, nTerms int) (*search.Matches, 
 	return m, nil
 }
 
-// evidence reads a hit's named queries: the raw BM25 of the lexical clause
-// (averaged per term, as the embedded engine reports it), the fuzzy clause,
+// evidence reads a hit's named queries: the raw BM25 of the lexical or fuzzy
+// clause (as a word strength, see wordHalf),
 // and the best recording's cosine from its k-NN score ((1 + cos) / 2). The
 // document's cosine is computed from its vector, whether or not it matched.
 func evidence(q *search.Query, nTerms int, mq matchedQueries, vec []float32) search.Evidence {
 	e := search.Evidence{Semantic: dot(q.Vector, vec)}
-	if s, ok := mq[nameLexical]; ok {
-		e.LexicalHit = true
-		if !math.IsNaN(s) && nTerms > 0 {
-			e.Lexical = s / float64(nTerms)
+	word := func(s float64) float64 {
+		if math.IsNaN(s) || nTerms == 0 || s <= 0 {
+			return 0
 		}
+		return s / (s + wordHalf*float64(nTerms))
 	}
-	if _, ok := mq[nameFuzzy]; ok && !e.LexicalHit {
-		e.FuzzyHit, e.Fuzzy = true, fuzzyStrength
+	if s, ok := mq[nameLexical]; ok {
+		e.LexicalHit, e.Word = true, word(s)
+	}
+	if s, ok := mq[nameFuzzy]; ok && !e.LexicalHit {
+		e.FuzzyHit, e.Word = true, word(s)
 	}
 	if s, ok := mq[nameRecordings]; ok {
 		if math.IsNaN(s) {

@@ -100,20 +100,17 @@ func TestQueryBodiesGolden(t *testing.T) {
 // search.Rules.Score, so the bool's sum, OpenSearch's ranking, is the blend.
 func TestQueryScoresAreTheRules(t *testing.T) {
 	r := rules()
-	lex := func(score float64, n int) float64 { // the lexical script
-		x := score / float64(n)
-		return r.Weights.Lexical * (0.6 + 0.4*x/(x+r.LexicalSaturation))
+	lex := func(score float64, n int) float64 { // the word scripts
+		return r.Weights.Lexical * score / (score + wordHalf*float64(n))
 	}
-	sim := func(knn, w, th float64) float64 { // the similarity script
-		c := 2*knn - 1
-		a := math.Max(0, math.Min(1, (c-th)/(1-th)))
-		return w * (0.5 + 0.5*a)
+	sim := func(knn, w, _ float64) float64 { // the similarity script
+		return w * (2*knn - 1)
 	}
 	for _, c := range []struct {
 		bm25, cos, rec float64
 		n              int
 	}{{7.2, 0.7, 0.0, 2}, {1.1, 0.58, 0.8, 1}, {15, 0.95, 0.66, 3}} {
-		e := search.Evidence{LexicalHit: true, Lexical: c.bm25 / float64(c.n), Semantic: c.cos, Recordings: c.rec}
+		e := search.Evidence{LexicalHit: true, Word: c.bm25 / (c.bm25 + wordHalf*float64(c.n)), Semantic: c.cos, Recordings: c.rec}
 		got := lex(c.bm25, c.n)
 		if c.cos >= r.SemanticThreshold {
 			got += sim(knnScore(c.cos), r.Weights.Semantic, r.SemanticThreshold)
@@ -121,16 +118,16 @@ func TestQueryScoresAreTheRules(t *testing.T) {
 		if c.rec >= r.RecordingsThreshold {
 			got += sim(knnScore(c.rec), r.Weights.Recordings, r.RecordingsThreshold)
 		}
-		if want := r.Score(e); math.Abs(got-want) > 1e-12 {
+		if want := r.Score(e); math.Abs(got-want) > 0.5e-4 { // the rules keep four decimals
 			t.Errorf("%+v: scripts sum to %f, the rules give %f", c, got, want)
 		}
 	}
-	if got, want := r.Weights.Fuzzy*(0.4+0.4*fuzzyStrength), r.Score(search.Evidence{FuzzyHit: true, Fuzzy: fuzzyStrength}); math.Abs(got-want) > 1e-12 {
+	if got, want := r.Weights.Fuzzy*3.0/(3.0+wordHalf*2), r.Score(search.Evidence{FuzzyHit: true, Word: 3.0 / (3.0 + wordHalf*2)}); math.Abs(got-want) > 0.5e-4 {
 		t.Errorf("fuzzy script %f, rules %f", got, want)
 	}
 	// The scripts in the body are the ones checked here.
 	body := string(mustJSON(matchBody(query("reset", search.Filter{}, 0, 1), []string{"reset"})))
-	for _, s := range []string{"params.w * (0.6 + 0.4 * x / (x + params.k))", "params.w * (0.4 + 0.4 * params.s)", "double c = 2 * _score - 1"} {
+	for _, s := range []string{"params.w * x / (x + params.k * params.n)", "double c = 2 * _score - 1; return params.w * c;"} {
 		if !strings.Contains(body, s) {
 			t.Errorf("the body has no script %q", s)
 		}
@@ -191,7 +188,7 @@ func TestDecodeRecordedSearch(t *testing.T) {
 		t.Errorf("first hit %+v", first)
 	}
 	// cos(q, own vector) = 1; recordings 2*0.9-1 = 0.8; lexical 7.2 over 2 terms.
-	want := q.Rules.Score(search.Evidence{LexicalHit: true, Lexical: 3.6, Semantic: 1, Recordings: 0.8})
+	want := q.Rules.Score(search.Evidence{LexicalHit: true, Word: 7.2 / (7.2 + wordHalf*2), Semantic: 1, Recordings: 0.8})
 	if math.Abs(first.Score-want) > 1e-9 || math.Abs(first.SemanticSimilarity-1) > 1e-9 {
 		t.Errorf("first hit score %f (want %f), similarity %f", first.Score, want, first.SemanticSimilarity)
 	}

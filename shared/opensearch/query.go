@@ -1,6 +1,7 @@
 package opensearch
 
 import (
+	"math"
 	"strconv"
 	"unicode/utf8"
 
@@ -16,10 +17,11 @@ const (
 	nameRecordings = "source_recordings"
 )
 
-// fuzzyStrength is the similarity assumed for a fuzzy match in the score: one
-// edit in a five-letter word. OpenSearch does not tell the edit distance of a
-// match, so the embedded engine's measured similarity becomes this constant.
-const fuzzyStrength = 0.8
+// wordHalf is the BM25 per query term at which the word strength is one half.
+// OpenSearch cannot divide a document's BM25 by the most any document could
+// score (that needs every term's idf), as the embedded engine does, so the
+// strength is the bounded map x / (x + wordHalf · n) of its clause's score.
+const wordHalf = 2.0
 
 // maxResultWindow is OpenSearch's default index.max_result_window: from + size
 // may not pass it.
@@ -43,22 +45,27 @@ func matchBody(q *search.Query, terms []string) map[string]any {
 	var should []any
 	if len(terms) > 0 {
 		lexical := lexicalQuery(terms)
+		strength := "double x = _score; return params.w * x / (x + params.k * params.n);"
 		should = append(should,
-			scored(named(nameLexical, lexical),
-				"double x = _score / params.n; return params.w * (0.6 + 0.4 * x / (x + params.k));",
-				map[string]any{"w": r.Weights.Lexical, "n": len(terms), "k": r.LexicalSaturation}),
+			scored(named(nameLexical, lexical), strength,
+				map[string]any{"w": r.Weights.Lexical, "n": len(terms), "k": wordHalf}),
+			// The near miss: at least FuzzyShare of the terms, each exactly or
+			// within its edits. OpenSearch cannot weigh the share by each term's
+			// idf, as the embedded engine does: the count is the closest the DSL
+			// gets.
 			scored(named(nameFuzzy, map[string]any{"bool": map[string]any{
-				"must":     fuzzyQueries(terms, r),
-				"must_not": []any{lexical},
-			}}), "return params.w * (0.4 + 0.4 * params.s);", map[string]any{"w": r.Weights.Fuzzy, "s": fuzzyStrength}))
+				"should":               fuzzyQueries(terms, r),
+				"minimum_should_match": fuzzyCount(len(terms), r.FuzzyShare),
+				"must_not":             []any{lexical},
+			}}), strength, map[string]any{"w": r.Weights.Fuzzy, "n": len(terms), "k": wordHalf}))
 	}
-	similarity := "double c = 2 * _score - 1; double a = Math.max(0.0, Math.min(1.0, (c - params.t) / (1 - params.t))); return params.w * (0.5 + 0.5 * a);"
+	similarity := "double c = 2 * _score - 1; return params.w * c;"
 	should = append(should,
 		scored(named(nameSemantic, map[string]any{"knn": map[string]any{fieldVector: map[string]any{
 			"vector":    q.Vector,
 			"min_score": knnScore(r.SemanticThreshold),
 			"filter":    visibleFilter(q.Libraries),
-		}}}), similarity, map[string]any{"w": r.Weights.Semantic, "t": r.SemanticThreshold}))
+		}}}), similarity, map[string]any{"w": r.Weights.Semantic}))
 	if q.NoRecordings {
 		// The Individual plan: whatever the index still holds of this
 		// workspace's recordings must not match.
@@ -72,7 +79,7 @@ func matchBody(q *search.Query, terms []string) map[string]any {
 				"vector":    q.Vector,
 				"min_score": knnScore(r.RecordingsThreshold),
 			}}},
-		}}), similarity, map[string]any{"w": r.Weights.Recordings, "t": r.RecordingsThreshold}))
+		}}), similarity, map[string]any{"w": r.Weights.Recordings}))
 	return searchBody(q, should)
 }
 
@@ -146,7 +153,12 @@ func lexicalQuery(terms []string) map[string]any {
 	}}
 }
 
-// fuzzyQueries requires every term within its allowed edits (search.Rules.
+// fuzzyCount is how many of n terms make FuzzyShare of them, at least one.
+func fuzzyCount(n int, share float64) int {
+	return max(1, int(math.Ceil(share*float64(n)-1e-9)))
+}
+
+// fuzzyQueries matches each term within its allowed edits (search.Rules.
 // MaxEdits: none up to 4 letters, 1 from 5, 2 from 10), Levenshtein without
 // transpositions, as the embedded engine counts them.
 func fuzzyQueries(terms []string, r *search.Rules) []any {

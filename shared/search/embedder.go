@@ -24,6 +24,14 @@ type Embedder interface {
 	ID() string
 }
 
+// Fitter is an embedder that learns from the corpus it is to serve, as the
+// offline embedder does: Fit returns the embedder for that corpus, whose ID
+// tells it apart from one fitted on other texts. An in-process index fits the
+// embedder it is given on its documents before it embeds them.
+type Fitter interface {
+	Fit(ctx context.Context, texts []string) (Embedder, error)
+}
+
 // ErrEmbedder marks a failure of the embedding provider that a retry may cure
 // (unreachable, throttled past the retries, a 5xx). The API answers it with 503.
 var ErrEmbedder = errors.New("embedding provider unavailable")

@@ -25,17 +25,30 @@ type Rules struct {
 	// recording behind the document at or above which source_recordings fires.
 	RecordingsThreshold float64
 	// FuzzySimilarity is the least similarity, 1 - edits/length, between a query
-	// term and a document term for the fuzzy signal; it scales the edits allowed
+	// term and a document term for a near match; it scales the edits allowed
 	// with the term's length (0.8: none up to 4 letters, 1 up to 9, 2 from 10).
 	FuzzySimilarity float64
-	// LexicalSaturation is the per-term BM25 at which the lexical strength is
-	// half-way between its floor and 1: scores stay bounded and comparable across
-	// queries instead of being rescaled to each query's best hit.
-	LexicalSaturation float64
+	// FuzzyShare is the share of the query's term weight (each term weighs its
+	// rarity, BM25's idf; a near match counts its similarity times that) a
+	// document must hold for the fuzzy signal to fire.
+	FuzzyShare float64
+	// Feedback expands the word signals' strength with the words the best
+	// word matches share (pseudo-relevance feedback); zero Docs turns it off.
+	Feedback Feedback
 	// Weights of the signals in the blended score. Lexical and fuzzy never fire
 	// together, so Lexical + Semantic + Recordings (and Fuzzy + Semantic +
 	// Recordings) must be at most 1 for the score to stay within [0, 1].
 	Weights Weights
+}
+
+// Feedback is pseudo-relevance feedback (RM3): the words of the Docs best word
+// matches, weighed by how much of each document they make up, how well the
+// document matched and how rare they are, give Terms more query words, which
+// make up 1 - QueryWeight of the expanded query. The expansion only changes
+// the strength of documents the query's own words matched.
+type Feedback struct {
+	Docs, Terms int
+	QueryWeight float64
 }
 
 // Weights of the signals in the blended score.
@@ -57,13 +70,13 @@ func (r *Rules) MaxEdits(n int) int {
 func (r *Rules) Validate() error {
 	var bad []string
 	for name, v := range map[string]float64{"semantic threshold": r.SemanticThreshold, "recordings threshold": r.RecordingsThreshold,
-		"fuzzy similarity": r.FuzzySimilarity} {
+		"fuzzy similarity": r.FuzzySimilarity, "fuzzy share": r.FuzzyShare} {
 		if v <= 0 || v > 1 {
 			bad = append(bad, fmt.Sprintf("%s %g must be in (0, 1]", name, v))
 		}
 	}
-	if r.LexicalSaturation <= 0 {
-		bad = append(bad, fmt.Sprintf("lexical saturation %g must be positive", r.LexicalSaturation))
+	if f := r.Feedback; f.Docs < 0 || f.Terms < 0 || (f.Docs > 0 && (f.QueryWeight <= 0 || f.QueryWeight > 1)) {
+		bad = append(bad, fmt.Sprintf("feedback of %d documents and %d terms at query weight %g: counts must not be negative, the weight in (0, 1]", f.Docs, f.Terms, f.QueryWeight))
 	}
 	w := r.Weights
 	for name, v := range map[string]float64{"lexical": w.Lexical, "fuzzy": w.Fuzzy, "semantic": w.Semantic, "recordings": w.Recordings} {
@@ -84,14 +97,15 @@ func (r *Rules) Validate() error {
 type Evidence struct {
 	// LexicalHit is true when every query term is in the document's text.
 	LexicalHit bool
-	// Lexical is the mean BM25 of the query terms (title weighted above content).
-	Lexical float64
-	// FuzzyHit is true when every query term is within the allowed edits of a
-	// term of the document and LexicalHit is false.
+	// FuzzyHit is true when LexicalHit is false and the document holds at least
+	// Rules.FuzzyShare of the query's term weight, exactly or nearly.
 	FuzzyHit bool
-	// Fuzzy is the mean, over the query terms, of the best similarity
-	// (1 - edits/length) to a term of the document.
-	Fuzzy float64
+	// Word is the strength of the word evidence, in [0, 1]: the document's
+	// BM25F for the (expanded) query over the most any document could score,
+	// so that matching rare words weighs more than matching common ones.
+	Word float64
+	// Share is the share of the query's term weight the document holds.
+	Share float64
 	// Semantic is the cosine similarity of query and document, whatever it is.
 	Semantic float64
 	// Recordings is the best cosine similarity of the query to a readable (shared,
@@ -123,33 +137,28 @@ func (r *Rules) Matches(e Evidence) bool {
 }
 
 // Score blends the fired signals into one number in [0, 1]. Each fired signal
-// contributes its weight times a strength in [floor, 1]: a signal that fires is
-// worth at least its floor share, and the strength grows with the evidence
-// (BM25 saturated, similarity above the threshold). Signals that do not fire add
-// nothing, so the score never depends on evidence below a threshold.
+// contributes its weight times the strength of its evidence: the word signals
+// their BM25F strength, the meaning signals their cosine. Signals that do not
+// fire add nothing, so the score never depends on evidence below a threshold,
+// and a strong signal is never buried under another's floor.
 func (r *Rules) Score(e Evidence) float64 {
 	s := 0.0
-	if e.LexicalHit {
-		x := max(e.Lexical, 0)
-		s += r.Weights.Lexical * (0.6 + 0.4*x/(x+r.LexicalSaturation))
-	} else if e.FuzzyHit {
-		s += r.Weights.Fuzzy * (0.4 + 0.4*clamp01(e.Fuzzy))
+	switch {
+	case e.LexicalHit:
+		s += r.Weights.Lexical * clamp01(e.Word)
+	case e.FuzzyHit:
+		s += r.Weights.Fuzzy * clamp01(e.Word)
 	}
 	if e.Semantic >= r.SemanticThreshold {
-		s += r.Weights.Semantic * (0.5 + 0.5*above(e.Semantic, r.SemanticThreshold))
+		s += r.Weights.Semantic * clamp01(e.Semantic)
 	}
 	if e.Recordings >= r.RecordingsThreshold {
-		s += r.Weights.Recordings * (0.5 + 0.5*above(e.Recordings, r.RecordingsThreshold))
+		s += r.Weights.Recordings * clamp01(e.Recordings)
 	}
-	return clamp01(s)
-}
-
-// above is how far x is from threshold t towards 1, in [0, 1].
-func above(x, t float64) float64 {
-	if t >= 1 {
-		return 1
-	}
-	return clamp01((x - t) / (1 - t))
+	// Four decimals, the precision the API reports: documents whose reported
+	// scores are equal are ranked by ID, as the spec says, not by a difference
+	// nobody can see.
+	return math.Round(clamp01(s)*1e4) / 1e4
 }
 
 func clamp01(x float64) float64 { return min(max(x, 0), 1) }

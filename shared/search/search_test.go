@@ -19,8 +19,8 @@ func TestScoreIsBoundedAndIgnoresEvidenceBelowThresholds(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 10000 {
-		e := Evidence{LexicalHit: rng.IntN(2) == 0, Lexical: rng.Float64() * 50, FuzzyHit: rng.IntN(2) == 0,
-			Fuzzy: rng.Float64(), Semantic: rng.Float64()*2 - 1, Recordings: rng.Float64()}
+		e := Evidence{LexicalHit: rng.IntN(2) == 0, Word: rng.Float64()*1.2 - 0.1, FuzzyHit: rng.IntN(2) == 0,
+			Share: rng.Float64(), Semantic: rng.Float64()*2 - 1, Recordings: rng.Float64()}
 		if s := r.Score(e); s < 0 || s > 1 {
 			t.Fatalf("score %f outside [0, 1] for %+v", s, e)
 		}
@@ -29,7 +29,7 @@ func TestScoreIsBoundedAndIgnoresEvidenceBelowThresholds(t *testing.T) {
 		}
 	}
 	// Below its threshold a similarity adds nothing, however close it comes.
-	lex := Evidence{LexicalHit: true, Lexical: 3}
+	lex := Evidence{LexicalHit: true, Word: 0.3}
 	near := lex
 	near.Semantic = r.SemanticThreshold - 0.001
 	if r.Score(lex) != r.Score(near) {
@@ -41,8 +41,13 @@ func TestScoreIsBoundedAndIgnoresEvidenceBelowThresholds(t *testing.T) {
 	if r.Score(more) <= r.Score(lex) {
 		t.Error("a fired semantic signal did not raise the score")
 	}
-	if r.Score(Evidence{LexicalHit: true, Lexical: 1}) <= r.Score(Evidence{FuzzyHit: true, Fuzzy: 1}) {
-		t.Error("a perfect fuzzy match outranks a word match")
+	if r.Score(Evidence{LexicalHit: true, Word: 0.5}) <= r.Score(Evidence{FuzzyHit: true, Word: 0.5}) {
+		t.Error("a near miss as strong as a word match outranks it")
+	}
+	// Within a signal, stronger evidence ranks higher: rarer or more matched
+	// words give a larger Word.
+	if r.Score(Evidence{FuzzyHit: true, Word: 0.6}) <= r.Score(Evidence{FuzzyHit: true, Word: 0.2}) {
+		t.Error("stronger word evidence did not raise the score")
 	}
 }
 

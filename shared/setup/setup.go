@@ -139,7 +139,7 @@ func (r *Rules) Flags(fs FlagSet, getenv func(string) string) {
 	fs.Float64Var(&r.RecordingsThreshold, "recordings-threshold", num("DOCLIB_RECORDINGS_THRESHOLD"),
 		"cosine at or above which source_recordings fires; 0 takes the embedder's default (env DOCLIB_RECORDINGS_THRESHOLD)")
 	fs.StringVar(&r.Weights, "search-weights", getenv("DOCLIB_SEARCH_WEIGHTS"),
-		"`WEIGHTS` of the signals in the blended score, some or all of lexical=0.5,fuzzy=0.4,semantic=0.3,recordings=0.2 (the defaults); max(lexical, fuzzy) + semantic + recordings must be at most 1 (env DOCLIB_SEARCH_WEIGHTS)")
+		"`WEIGHTS` of the signals in the blended score, some or all of lexical=,fuzzy=,semantic=,recordings= (defaults per embedder: docs/search.md; offline 0.7, 0.65, 0.08, 0.2); max(lexical, fuzzy) + semantic + recordings must be at most 1 (env DOCLIB_SEARCH_WEIGHTS)")
 }
 
 // Build returns the embedder's default rules with these overrides, validated.
