@@ -77,7 +77,7 @@ AWS_ENDPOINT_URL_DYNAMODB to point at a local DynamoDB such as dynalite.`,
 	root.SetErr(stderr)
 	root.PersistentFlags().StringVar(&a.table, "table", getenv("DOCLIB_TABLE"), "DynamoDB table `NAME` (env DOCLIB_TABLE)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(a.createTableCmd(), a.importCmd(), a.reindexCmd(), a.keysCmd())
+	root.AddCommand(a.createTableCmd(), a.importCmd(), a.reindexCmd(), a.keysCmd(), a.evalCmd())
 	return root
 }
 

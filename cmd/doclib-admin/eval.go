@@ -1,0 +1,133 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/doclib/doclib/internal/relevance"
+	"github.com/doclib/doclib/shared/setup"
+)
+
+// evalCmd measures search on public IR test collections (internal/relevance).
+// It runs doclib in this process, as doclib-server does by default: it needs
+// no table and no AWS.
+func (a *app) evalCmd() *cobra.Command {
+	var emb setup.Embedder
+	var rules setup.Rules
+	var asJSON, perQuery bool
+	cmd := &cobra.Command{
+		Use:   "eval [flags] DIR...",
+		Short: "Measure search relevance on BEIR test collections against a textbook BM25",
+		Long: `eval measures doclib's search on public IR test collections in the BEIR
+layout: each DIR holds corpus.jsonl ({"_id","title","text"} per line),
+queries.jsonl ({"_id","text"}) and qrels.tsv (query-id, corpus-id, score, with
+a header line). It needs no table, no AWS and no network (unless the embedder
+is a remote one).
+
+Each collection becomes a data set of one library, one document per corpus line
+(a missing title becomes the text's first ten words), served in this process by
+the same handler as doclib-server over its in-memory store and embedded engine,
+without rate limits. Every query with a relevant judgment is sent as
+GET /search/documents?q=...&pageSize=10; a query over 512 characters, the API's
+limit, is cut at a word boundary (CUT counts them). A textbook BM25 (k1 1.2,
+b 0.75) over the same text (title, content and labels) and the same analysis
+(folding, stop words, stems) ranks the same cut queries in the same run.
+
+What the figures mean:
+  nDCG@10      the gain (the judged grade) of the first 10 results, discounted
+               by log2(rank+1), over that of the best possible order; 0 to 1
+  R@10         relevant documents in the first 10 / all relevant documents
+  MRR@10       1 / rank of the first relevant result (0 if not in the first 10)
+  RATIO        doclib's nDCG@10 / BM25's: below 1, the baseline ranks better
+  WIN/LOSS/TIE queries where doclib's nDCG@10 is above, below, equal to BM25's
+  SIGN TEST p  two-sided paired sign test on wins against losses (ties left
+               out): the chance of so uneven a split if neither were better
+  FALLBACK     queries answered with the fallback (lowConfidence: the most
+               active documents, not matches)
+  LEXICAL ...  per signal, the share of queries where it fired in the top 10 /
+               the share of top-10 hits carrying it
+  MATCHED      mean matchedTotal (doclib's matched set); BM25 MATCHED, the
+               documents BM25 scores above 0 (any query term present)
+
+Figures are means over queries. Use them to compare versions or settings of
+search in general, never to tune for these queries.`,
+		Example: `  doclib-admin eval ../shared/relevance/*
+  doclib-admin eval --per-query ../shared/relevance/med
+  doclib-admin eval --json ../shared/relevance/* | jq '.collections[] | {collection, ndcgRatio}'
+  doclib-admin eval --semantic-threshold 0.25 ../shared/relevance/cisi
+  doclib-admin eval --embedder openai --embed-url http://localhost:11434/v1 --embed-model nomic-embed-text ../shared/relevance/med`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageError{errors.New("give one or more BEIR folders, e.g. doclib-admin eval ../shared/relevance/*")}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, dirs []string) error {
+			ctx := cmd.Context()
+			if err := emb.Validate(); err != nil {
+				return usageError{err}
+			}
+			if _, err := rules.Build(emb.Kind); err != nil { // the overrides' own checks, before any work
+				return usageError{err}
+			}
+			// Every folder is read first, so that a bad one stops the command
+			// before minutes of indexing.
+			var cols []*relevance.Collection
+			seen := map[string]string{}
+			for _, dir := range dirs {
+				// A glob such as ../shared/relevance/* also names the README
+				// beside the folders: files are skipped, with a note.
+				if st, err := os.Stat(dir); err == nil && st.Mode().IsRegular() {
+					fmt.Fprintf(a.stderr, "Skipping %s: a file, not a BEIR folder.\n", dir)
+					continue
+				}
+				c, err := relevance.LoadBEIR(dir)
+				if err != nil {
+					return err
+				}
+				if prev, ok := seen[c.Name]; ok {
+					return usageError{fmt.Errorf("%s and %s have the same name %q; give each collection once", prev, dir, c.Name)}
+				}
+				seen[c.Name] = dir
+				cols = append(cols, c)
+			}
+			if len(cols) == 0 {
+				return usageError{fmt.Errorf("%s: no folder among the arguments; give BEIR folders (holding %s, %s and %s)",
+					strings.Join(dirs, " "), relevance.CorpusFile, relevance.QueriesFile, relevance.QrelsFile)}
+			}
+			var reports []*relevance.Report
+			for _, c := range cols {
+				stage := func(string) {}
+				var embedding func(done, total int)
+				p := a.newProgress()
+				if a.tty {
+					stage = func(s string) { fmt.Fprintf(a.stderr, "%s: %s…\n", c.Name, s) }
+					embedding = func(done, total int) { p.show(c.Name+": embedding", done, total) }
+				}
+				r, err := relevance.Evaluate(ctx, c, emb, rules, stage, embedding, relevance.Options{})
+				p.finish()
+				if err != nil {
+					return err
+				}
+				if a.tty {
+					fmt.Fprintf(a.stderr, "%s: nDCG@10 %.3f (BM25 %.3f) in %s\n", c.Name, r.Doclib.NDCG, r.BM25.NDCG,
+						strings.TrimSpace(fmt.Sprintf("%.1fs", r.Timing.Wall.Seconds())))
+				}
+				reports = append(reports, r)
+			}
+			if asJSON {
+				return relevance.WriteJSON(a.stdout, reports, perQuery)
+			}
+			return relevance.WriteText(a.stdout, reports, perQuery)
+		},
+	}
+	emb.Flags(cmd.Flags(), a.getenv)
+	rules.Flags(cmd.Flags(), a.getenv)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&perQuery, "per-query", false, "also print each query's nDCG@10 for doclib and BM25 (and, with --json, its rankings)")
+	return cmd
+}

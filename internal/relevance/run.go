@@ -1,0 +1,246 @@
+package relevance
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"runtime"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/doclib/doclib/shared/api"
+	"github.com/doclib/doclib/shared/dataset"
+	"github.com/doclib/doclib/shared/httpapi"
+	"github.com/doclib/doclib/shared/localsearch"
+	"github.com/doclib/doclib/shared/memory"
+	"github.com/doclib/doclib/shared/search"
+	"github.com/doclib/doclib/shared/service"
+	"github.com/doclib/doclib/shared/setup"
+)
+
+// Engine is doclib as doclib-server runs it by default over one data set: the
+// in-memory store, ledger and the embedded search engine, without rate limits.
+type Engine struct {
+	Handler http.Handler
+	// EmbedderID names the embedder of the index and of the queries.
+	EmbedderID string
+	// Rules are the search rules in force.
+	Rules search.Rules
+}
+
+// NewHandler returns the read API's handler over d, built as doclib-server
+// builds it with --store memory --search embedded --no-rate-limits and the
+// given embedder and rules settings (zero values: the offline embedder and its
+// default rules).
+func NewHandler(ctx context.Context, d *dataset.Data, emb setup.Embedder, rules setup.Rules) (http.Handler, error) {
+	e, err := NewEngine(ctx, d, emb, rules, nil)
+	if err != nil {
+		return nil, err
+	}
+	return e.Handler, nil
+}
+
+// NewEngine is NewHandler that also says which embedder and rules it runs, and
+// reports the embedding's progress (progress may be nil).
+func NewEngine(ctx context.Context, d *dataset.Data, emb setup.Embedder, rules setup.Rules, progress func(done, total int)) (*Engine, error) {
+	searcher, err := newSearcher(ctx, d, emb, rules, progress)
+	if err != nil {
+		return nil, err
+	}
+	// As cmd/doclib-server's run, for --store memory and --no-rate-limits.
+	store, ledger := memory.New(d), memory.NewLedger(d.Workspaces)
+	svc := service.New(store, nil, service.WithSearch(searcher, ledger))
+	h := httpapi.NewServer(httpapi.Config{Service: svc})
+	return &Engine{Handler: h, EmbedderID: searcher.Embedder.ID(), Rules: searcher.Rules}, nil
+}
+
+// newSearcher builds the embedded search engine exactly as cmd/doclib-server's
+// newSearcher does for --search embedded: keep the two in step.
+func newSearcher(ctx context.Context, d *dataset.Data, emb setup.Embedder, rs setup.Rules, progress func(done, total int)) (*search.Searcher, error) {
+	embedder, err := emb.Build(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("embedder: %w", err)
+	}
+	idBefore := embedder.ID()
+	rules, err := rs.Build(embedder.ID())
+	if err != nil {
+		return nil, err
+	}
+	idx, err := localsearch.Build(ctx, d, embedder, localsearch.Options{Progress: progress, Fit: true})
+	if err != nil {
+		return nil, fmt.Errorf("build the search index: %w", err)
+	}
+	// The offline embedder is fitted to the documents: queries use the fitted one.
+	if embedder = idx.Embedder(); embedder.ID() != idBefore {
+		if rules, err = rs.Build(embedder.ID()); err != nil {
+			return nil, err
+		}
+	}
+	return &search.Searcher{Backend: search.Local{Retriever: idx}, Embedder: search.Cached(embedder, 0), Rules: rules}, nil
+}
+
+// Signals a search hit can carry (api.Relevance), in the order reports list them.
+var Signals = []string{search.SignalLexical, search.SignalFuzzy, search.SignalSemantic,
+	search.SignalSourceRecordings, search.SignalFallback}
+
+// Answer is what doclib answered to one query.
+type Answer struct {
+	// Ranked are the corpus IDs of the hits, best first (at most Cutoff).
+	Ranked []string `json:"ranked"`
+	// Fallback is true when the answer was the fallback (lowConfidence: the
+	// most active documents, carrying the fallback signal), not matches.
+	Fallback bool `json:"fallback"`
+	// Signals counts, per signal, the hits that carried it.
+	Signals map[string]int `json:"signals"`
+	// MatchedTotal is the response's matchedTotal.
+	MatchedTotal int `json:"matchedTotal"`
+}
+
+// Options of Run and Evaluate.
+type Options struct {
+	// Workers bounds the queries sent at once (GOMAXPROCS when 0).
+	Workers int
+	// Progress, when set, is told how many queries are answered.
+	Progress func(done, total int)
+}
+
+// Ask sends one query to h as GET /search/documents?q=…&pageSize=10 with the
+// key, and maps the hits back to corpus IDs.
+func Ask(ctx context.Context, h http.Handler, key, q string, m Mapping) (*Answer, error) {
+	target := "/search/documents?" + url.Values{"q": {q}, "pageSize": {strconv.Itoa(Cutoff)}}.Encode()
+	req := httptest.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: status %d: %s", target, rec.Code, clip(rec.Body.String()))
+	}
+	var res api.SearchResults
+	if err := json.Unmarshal(rec.Body.Bytes(), &res); err != nil {
+		return nil, fmt.Errorf("GET %s: the response is not search results: %w", target, err)
+	}
+	a := &Answer{Ranked: make([]string, 0, len(res.Documents)), Fallback: res.LowConfidence,
+		Signals: map[string]int{}, MatchedTotal: res.MatchedTotal}
+	for _, hit := range res.Documents {
+		id, ok := m.ToCorpus[hit.ID]
+		if !ok {
+			return nil, fmt.Errorf("GET %s: hit %s is not a document of the collection", target, hit.ID)
+		}
+		a.Ranked = append(a.Ranked, id)
+		for _, s := range hit.Relevance.Signals {
+			a.Signals[s]++
+		}
+	}
+	if len(a.Ranked) > Cutoff {
+		return nil, fmt.Errorf("GET %s: %d hits on a page of %d", target, len(a.Ranked), Cutoff)
+	}
+	return a, nil
+}
+
+// Run sends every judged query of c (one with a document judged relevant) to
+// the handler h with the key, scores doclib's answers and those of a BM25
+// over d's documents (the data set c.Dataset made, with its mapping m), and
+// reports both. Report.Index is left to the caller, who built h.
+func Run(ctx context.Context, h http.Handler, key string, c *Collection, d *dataset.Data, m Mapping, opts Options) (*Report, error) {
+	start := time.Now()
+	judged := c.Judged()
+	answers := make([]*Answer, len(judged))
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
+	for range min(workers, max(len(judged), 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				a, err := Ask(ctx, h, key, judged[i].Search, m)
+				if err != nil {
+					cancel(fmt.Errorf("query %s: %w", judged[i].ID, err))
+					continue
+				}
+				answers[i] = a
+				if opts.Progress != nil {
+					mu.Lock()
+					done++
+					opts.Progress(done, len(judged))
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+feed:
+	for i := range judged {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		return nil, err
+	}
+	searched := time.Since(start)
+
+	start = time.Now()
+	bm := NewBM25(d.Documents)
+	r := &Report{Collection: c.Name, Documents: len(c.Docs), SkippedQrels: c.SkippedQrels,
+		Unjudged: len(c.Queries) - len(judged), PerQuery: make([]QueryResult, 0, len(judged))}
+	for i, q := range judged {
+		ranked := bm.Rank(q.Search)
+		ids := make([]string, 0, Cutoff)
+		for _, s := range ranked[:min(Cutoff, len(ranked))] {
+			ids = append(ids, m.ToCorpus[s.ID])
+		}
+		rel := c.Relevant(q.ID)
+		r.PerQuery = append(r.PerQuery, QueryResult{ID: q.ID, Text: q.Search, Cut: q.Cut, Relevant: len(rel),
+			Doclib: Score(answers[i].Ranked, rel), BM25: Score(ids, rel), Answer: *answers[i], BM25Ranked: ids,
+			BM25Matched: len(ranked)})
+	}
+	r.Timing.Search = searched
+	r.Timing.BM25 = time.Since(start)
+	r.summarize()
+	return r, nil
+}
+
+// Evaluate is the whole evaluation of one collection: its data set, doclib's
+// handler over it built with the given embedder and rules settings, and Run.
+// stage, when set, is told what starts ("indexing 1,033 documents").
+func Evaluate(ctx context.Context, c *Collection, emb setup.Embedder, rules setup.Rules, stage func(string),
+	embedProgress func(done, total int), opts Options) (*Report, error) {
+	start := time.Now()
+	if stage == nil {
+		stage = func(string) {}
+	}
+	d, m, err := c.Dataset()
+	if err != nil {
+		return nil, err
+	}
+	stage("indexing " + thousands(len(d.Documents)) + " documents")
+	e, err := NewEngine(ctx, d, emb, rules, embedProgress)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.Name, err)
+	}
+	indexed := time.Since(start)
+	stage(thousands(len(c.Judged())) + " queries")
+	r, err := Run(ctx, e.Handler, APIKey, c, d, m, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.Name, err)
+	}
+	r.Embedder = e.EmbedderID
+	r.Timing.Index = indexed
+	r.Timing.Wall = time.Since(start)
+	return r, nil
+}
