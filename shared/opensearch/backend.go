@@ -319,23 +319,21 @@ func (r *searchResponse) matches(q *search.Query, nTerms int) (*search.Matches, 
 	return m, nil
 }
 
-// evidence reads a hit's named queries: the raw BM25 of the lexical or fuzzy
-// clause (as a word strength, see wordHalf),
-// and the best recording's cosine from its k-NN score ((1 + cos) / 2). The
-// document's cosine is computed from its vector, whether or not it matched.
+// evidence reads a hit's named queries. Each name sits on the clause inside
+// its function_score, so matched_queries reports the clause's own score, before
+// the script: the BM25 of the lexical or fuzzy clause, turned into the word
+// strength by the scripts' map (wordHalf), and the best recording's k-NN score
+// ((1 + cos) / 2), turned back into its cosine. A lexical hit holds every term,
+// all of the query's weight (Share 1); a fuzzy hit's share of the idf weight is
+// unknown here (Share 0). The document's cosine is computed from its vector,
+// whether or not it matched.
 func evidence(q *search.Query, nTerms int, mq matchedQueries, vec []float32) search.Evidence {
 	e := search.Evidence{Semantic: dot(q.Vector, vec)}
-	word := func(s float64) float64 {
-		if math.IsNaN(s) || nTerms == 0 || s <= 0 {
-			return 0
-		}
-		return s / (s + wordHalf*float64(nTerms))
-	}
 	if s, ok := mq[nameLexical]; ok {
-		e.LexicalHit, e.Word = true, word(s)
+		e.LexicalHit, e.Word, e.Share = true, wordStrength(s, nTerms), 1
 	}
 	if s, ok := mq[nameFuzzy]; ok && !e.LexicalHit {
-		e.FuzzyHit, e.Word = true, word(s)
+		e.FuzzyHit, e.Word = true, wordStrength(s, nTerms)
 	}
 	if s, ok := mq[nameRecordings]; ok {
 		if math.IsNaN(s) {
@@ -345,6 +343,15 @@ func evidence(q *search.Query, nTerms int, mq matchedQueries, vec []float32) sea
 		}
 	}
 	return e
+}
+
+// wordStrength is the word scripts' strength of a clause score x for n terms,
+// x / (x + wordHalf · n); 0 when the cluster gave no score (NaN).
+func wordStrength(x float64, n int) float64 {
+	if math.IsNaN(x) || n == 0 || x <= 0 {
+		return 0
+	}
+	return x / (x + wordHalf*float64(n))
 }
 
 func dot(a, b []float32) float64 {

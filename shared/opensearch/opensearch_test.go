@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/doclib/doclib/internal/fakeopensearch"
 	"github.com/doclib/doclib/internal/fixture"
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/dataset"
@@ -110,7 +111,7 @@ func TestQueryScoresAreTheRules(t *testing.T) {
 		bm25, cos, rec float64
 		n              int
 	}{{7.2, 0.7, 0.0, 2}, {1.1, 0.58, 0.8, 1}, {15, 0.95, 0.66, 3}} {
-		e := search.Evidence{LexicalHit: true, Word: c.bm25 / (c.bm25 + wordHalf*float64(c.n)), Semantic: c.cos, Recordings: c.rec}
+		e := search.Evidence{LexicalHit: true, Word: wordStrength(c.bm25, c.n), Semantic: c.cos, Recordings: c.rec}
 		got := lex(c.bm25, c.n)
 		if c.cos >= r.SemanticThreshold {
 			got += sim(knnScore(c.cos), r.Weights.Semantic, r.SemanticThreshold)
@@ -122,7 +123,7 @@ func TestQueryScoresAreTheRules(t *testing.T) {
 			t.Errorf("%+v: scripts sum to %f, the rules give %f", c, got, want)
 		}
 	}
-	if got, want := r.Weights.Fuzzy*3.0/(3.0+wordHalf*2), r.Score(search.Evidence{FuzzyHit: true, Word: 3.0 / (3.0 + wordHalf*2)}); math.Abs(got-want) > 0.5e-4 {
+	if got, want := r.Weights.Fuzzy*3.0/(3.0+wordHalf*2), r.Score(search.Evidence{FuzzyHit: true, Word: wordStrength(3, 2)}); math.Abs(got-want) > 0.5e-4 {
 		t.Errorf("fuzzy script %f, rules %f", got, want)
 	}
 	// The scripts in the body are the ones checked here.
@@ -131,6 +132,36 @@ func TestQueryScoresAreTheRules(t *testing.T) {
 		if !strings.Contains(body, s) {
 			t.Errorf("the body has no script %q", s)
 		}
+	}
+}
+
+// TestFuzzyCount: the near miss asks for ⌈FuzzyShare × n⌉ of the n terms, at
+// least one.
+func TestFuzzyCount(t *testing.T) {
+	for _, c := range []struct {
+		n     int
+		share float64
+		want  int
+	}{{1, 0.1, 1}, {10, 0.1, 1}, {11, 0.1, 2}, {20, 0.1, 2}, {21, 0.1, 3}, {3, 0.5, 2}, {4, 0.5, 2}, {3, 1, 3}, {3, 0.3, 1}} {
+		if got := fuzzyCount(c.n, c.share); got != c.want {
+			t.Errorf("fuzzyCount(%d, %g) = %d, want %d", c.n, c.share, got, c.want)
+		}
+	}
+	// Eleven terms ask for two, and the API description the fake validates
+	// against (OpenSearch 2.19's) takes the count.
+	text := "reset password new laptop before monday morning vpn token expired okta printer"
+	cluster := fakeopensearch.Start(t)
+	cluster.CreateIndex("doclib-documents-1", DefaultAlias, map[string]any{"embedder": "test/4", "schema": schemaVersion})
+	b, err := New(Config{URL: cluster.URL, Dimensions: 4, Embedder: "test/4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Match(context.Background(), query(text, search.Filter{}, 0, 10)); err != nil {
+		t.Fatal(err)
+	}
+	terms := dedupe(b.analyzer.Terms(text))
+	if body := mustJSON(matchBody(query(text, search.Filter{}, 0, 10), terms)); len(terms) != 11 || !strings.Contains(string(body), `"minimum_should_match":2,"must_not"`) {
+		t.Errorf("the fuzzy clause of the %d terms %q does not ask for 2: %s", len(terms), terms, body)
 	}
 }
 
