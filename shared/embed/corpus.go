@@ -239,6 +239,10 @@ func (h *Hashing) features(text string) map[string]float64 {
 func (h *Hashing) eachConcept(toks []analysis.Token, f func(group int)) {
 	var parts []string
 	for i := 0; i < len(toks); {
+		if !h.first[toks[i].Term] { // no phrase starts here: most words
+			i++
+			continue
+		}
 		n := min(h.maxWords, len(toks)-i)
 		for ; n > 0; n-- {
 			parts = parts[:0]

@@ -35,6 +35,7 @@ type Hashing struct {
 	analyzer *analysis.Analyzer
 	concepts map[string]int // a word's or phrase's stems joined by spaces -> group
 	maxWords int            // the longest phrase of the thesaurus, in words
+	first    map[string]bool // the first stem of every phrase: where a concept can start
 }
 
 var _ search.Embedder = (*Hashing)(nil)
@@ -54,7 +55,7 @@ func NewHashing(dims int, a *analysis.Analyzer) (*Hashing, error) {
 	if a == nil {
 		a = analysis.New()
 	}
-	h := &Hashing{dims: dims, analyzer: a, concepts: map[string]int{}}
+	h := &Hashing{dims: dims, analyzer: a, concepts: map[string]int{}, first: map[string]bool{}}
 	for g, group := range thesaurus {
 		for _, phrase := range group {
 			key := strings.Join(h.stems(phrase), " ")
@@ -62,6 +63,8 @@ func NewHashing(dims int, a *analysis.Analyzer) (*Hashing, error) {
 				continue
 			}
 			h.concepts[key] = g
+			first, _, _ := strings.Cut(key, " ")
+			h.first[first] = true
 			h.maxWords = max(h.maxWords, strings.Count(key, " ")+1)
 		}
 	}

@@ -66,14 +66,14 @@ func searchSetup(b *testing.B, docs int) *searchBench {
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	start := time.Now()
-	x, err := localsearch.Build(context.Background(), d, e, localsearch.Options{})
+	x, err := localsearch.Build(context.Background(), d, e, localsearch.Options{Fit: true}) // as doclib-server does
 	if err != nil {
 		b.Fatal(err)
 	}
 	build := time.Since(start)
 	runtime.GC()
 	runtime.ReadMemStats(&after)
-	searcher := &search.Searcher{Backend: search.Local{Retriever: x}, Embedder: search.Cached(e, 0), Rules: search.DefaultRules(e.ID())}
+	searcher := &search.Searcher{Backend: search.Local{Retriever: x}, Embedder: search.Cached(x.Embedder(), 0), Rules: search.DefaultRules(x.EmbedderID())}
 	svc := service.New(memory.New(d), nil, service.WithSearch(searcher, freeLedger{}))
 	sb := &searchBench{handler: httpapi.NewServer(httpapi.Config{Service: svc}), build: build,
 		heapBytes: after.HeapAlloc - before.HeapAlloc, stats: x.Stats()}

@@ -118,6 +118,12 @@ var ErrNoIndex = errors.New("there is no index behind the alias yet")
 // backend's embedder and mapping version; the error wraps ErrIncompatible
 // when not, ErrNoIndex when the alias does not exist.
 func (b *Backend) CheckIndex(ctx context.Context) error {
+	return b.checkMappings(ctx, b.alias)
+}
+
+// checkMappings checks the mapping version and embedder of the indexes behind
+// target, an alias or an index.
+func (b *Backend) checkMappings(ctx context.Context, target string) error {
 	var mappings map[string]struct {
 		Mappings struct {
 			Meta struct {
@@ -126,11 +132,11 @@ func (b *Backend) CheckIndex(ctx context.Context) error {
 			} `json:"_meta"`
 		} `json:"mappings"`
 	}
-	err := b.do(ctx, http.MethodGet, "/"+b.alias+"/_mapping", nil, nil, &mappings)
+	err := b.do(ctx, http.MethodGet, "/"+target+"/_mapping", nil, nil, &mappings)
 	var se *StatusError
 	switch {
 	case errors.As(err, &se) && se.Status == http.StatusNotFound:
-		return fmt.Errorf("opensearch: alias %s: %w", b.alias, ErrNoIndex)
+		return fmt.Errorf("opensearch: %s: %w", target, ErrNoIndex)
 	case err != nil:
 		return err
 	}
@@ -158,12 +164,31 @@ func (b *Backend) EnsureIndex(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	name := b.versionedName(time.Now())
-	if err := b.do(ctx, http.MethodPut, "/"+name, nil, mustJSON(Mapping(b.dims, b.embedder)), nil); err != nil {
-		return false, fmt.Errorf("opensearch: create index %s: %w", name, err)
+	if err := b.createIndex(ctx, name); err != nil {
+		return false, err
 	}
 	return true, b.do(ctx, http.MethodPost, "/_aliases", nil, mustJSON(map[string]any{"actions": []any{
 		map[string]any{"add": map[string]any{"index": name, "alias": b.alias, "is_write_index": true}},
 	}}), nil)
+}
+
+// createIndex creates the index name with this backend's mapping. The client
+// retries a request that timed out, and a create that timed out may have
+// succeeded: the name is this process's own (versioned to the microsecond),
+// so finding it already there with this backend's mapping means an earlier
+// attempt made it.
+func (b *Backend) createIndex(ctx context.Context, name string) error {
+	err := b.do(ctx, http.MethodPut, "/"+name, nil, mustJSON(Mapping(b.dims, b.embedder)), nil)
+	var se *StatusError
+	if errors.As(err, &se) && se.Status == http.StatusBadRequest && strings.Contains(se.Body, "resource_already_exists_exception") {
+		if cerr := b.checkMappings(ctx, name); cerr == nil {
+			return nil
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("opensearch: create index %s: %w", name, err)
+	}
+	return nil
 }
 
 func (b *Backend) versionedName(t time.Time) string {
@@ -182,8 +207,8 @@ type ReindexProgress struct {
 // yield with each batch of documents; total is their number, for progress.
 func (b *Backend) Reindex(ctx context.Context, total int, docs func(yield func([]search.IndexDoc) error) error, progress func(ReindexProgress)) (string, error) {
 	name := b.versionedName(time.Now())
-	if err := b.do(ctx, http.MethodPut, "/"+name, nil, mustJSON(Mapping(b.dims, b.embedder)), nil); err != nil {
-		return "", fmt.Errorf("opensearch: create index %s: %w", name, err)
+	if err := b.createIndex(ctx, name); err != nil {
+		return "", err
 	}
 	done := 0
 	err := docs(func(batch []search.IndexDoc) error {

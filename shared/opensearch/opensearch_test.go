@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -516,5 +517,36 @@ func TestDocsFromDataWithoutItsWorkspace(t *testing.T) {
 	}
 	if len(got) != 1 || len(got[0].Recordings) != 0 {
 		t.Errorf("indexed %d documents, the first with %d recordings; want 1 with none", len(got), len(got[0].Recordings))
+	}
+}
+
+// TestCreateIndexSurvivesARetriedCreate: a create that timed out may have
+// succeeded, and the client's retry then finds the index there. The name is
+// the backend's own, so an index there with its mapping is the one it made;
+// one with another embedder's mapping is still an error.
+func TestCreateIndexSurvivesARetriedCreate(t *testing.T) {
+	for _, c := range []struct {
+		embedder string
+		ok       bool
+	}{{"test/4", true}, {"other/4", false}} {
+		b, _ := fakeCluster(t, func(r *http.Request, body []byte) (int, string) {
+			switch {
+			case r.Method == "PUT":
+				name := strings.TrimPrefix(r.URL.Path, "/")
+				return 400, `{"error":{"type":"resource_already_exists_exception","reason":"index [` + name + `] already exists"},"status":400}`
+			case r.Method == "GET" && strings.HasSuffix(r.URL.Path, "/_mapping"):
+				name := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/"), "/_mapping")
+				return 200, `{"` + name + `":{"mappings":{"_meta":{"embedder":"` + c.embedder + `","schema":` + strconv.Itoa(schemaVersion) + `}}}}`
+			}
+			return 200, `{"acknowledged":true}`
+		})
+		name := b.versionedName(time.Now())
+		err := b.createIndex(context.Background(), name)
+		if c.ok && err != nil {
+			t.Errorf("the index this backend made on an earlier attempt: %v", err)
+		}
+		if !c.ok && (err == nil || !strings.Contains(err.Error(), "already exists")) {
+			t.Errorf("an index of another embedder under the same name: %v, want the create's error", err)
+		}
 	}
 }

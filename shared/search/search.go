@@ -192,20 +192,63 @@ func Evaluate(cands []Candidate, q *Query) *Matches {
 			kept = append(kept, scored{c, q.Rules.Score(c.Evidence)})
 		}
 	}
-	slices.SortFunc(kept, func(a, b scored) int {
+	rank := func(a, b scored) int {
 		if c := cmp.Compare(b.score, a.score); c != 0 {
 			return c
 		}
 		return strings.Compare(a.c.Doc.ID, b.c.Doc.ID)
-	})
-	m := &Matches{MatchedTotal: matched, Facets: fc.facets(), Total: len(kept), Hits: []Hit{}}
-	start := min(q.Offset, len(kept))
-	end := start + min(q.Limit, len(kept)-start) // never q.Offset+q.Limit: it can overflow
+	}
+	total := len(kept)
+	start := min(q.Offset, total)
+	end := start + min(q.Limit, total-start) // never q.Offset+q.Limit: it can overflow
+	// Only the first end documents are ever shown: select them, then sort
+	// those, rather than sort a matched set of tens of thousands for a page.
+	kept = best(kept, end, rank)
+	slices.SortFunc(kept, rank)
+	m := &Matches{MatchedTotal: matched, Facets: fc.facets(), Total: total, Hits: []Hit{}}
 	for _, s := range kept[start:end] {
 		m.Hits = append(m.Hits, Hit{DocumentID: s.c.Doc.ID, LibraryID: s.c.Doc.LibraryID,
 			Signals: q.Rules.Signals(s.c.Evidence), Score: s.score, SemanticSimilarity: s.c.Semantic})
 	}
 	return m
+}
+
+// best returns the k first elements of xs in the order of rank, in any order
+// (a bounded heap whose root is the last of them): O(n log k). It reorders xs.
+func best[T any](xs []T, k int, rank func(a, b T) int) []T {
+	if k >= len(xs) {
+		return xs
+	}
+	if k <= 0 {
+		return xs[:0]
+	}
+	h := xs[:k]
+	down := func(i int) {
+		for {
+			worst, l, r := i, 2*i+1, 2*i+2
+			if l < k && rank(h[l], h[worst]) > 0 {
+				worst = l
+			}
+			if r < k && rank(h[r], h[worst]) > 0 {
+				worst = r
+			}
+			if worst == i {
+				return
+			}
+			h[i], h[worst] = h[worst], h[i]
+			i = worst
+		}
+	}
+	for i := k/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	for _, x := range xs[k:] {
+		if rank(x, h[0]) < 0 {
+			h[0] = x
+			down(0)
+		}
+	}
+	return h
 }
 
 type facetCounter struct{ cat, tag, app, lib map[string]int }

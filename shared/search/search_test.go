@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -149,5 +150,32 @@ func TestEmbedBudgetFailsTheSearchAsUnavailable(t *testing.T) {
 	_, err = s.Search(ctx, Request{Text: "reset password", Limit: 10})
 	if err == nil || !errors.Is(err, context.Canceled) {
 		t.Fatalf("a cancelled request: %v, want context.Canceled", err)
+	}
+}
+
+// TestBestKeepsTheFirstK: the page selection agrees with a full sort, ties
+// included, for every k.
+func TestBestKeepsTheFirstK(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	rank := func(a, b [2]int) int {
+		if a[0] != b[0] {
+			return b[0] - a[0]
+		}
+		return a[1] - b[1]
+	}
+	for n := range 40 {
+		xs := make([][2]int, n)
+		for i := range xs {
+			xs[i] = [2]int{rng.IntN(5), i}
+		}
+		want := slices.Clone(xs)
+		slices.SortFunc(want, rank)
+		for k := 0; k <= n+1; k++ {
+			got := best(slices.Clone(xs), k, rank)
+			slices.SortFunc(got, rank)
+			if !slices.Equal(got, want[:min(k, n)]) {
+				t.Fatalf("n %d k %d: %v, want %v", n, k, got, want[:min(k, n)])
+			}
+		}
 	}
 }
