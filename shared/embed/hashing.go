@@ -33,8 +33,8 @@ import (
 type Hashing struct {
 	dims     int
 	analyzer *analysis.Analyzer
-	concepts map[string]int // a word's or phrase's stems joined by spaces -> group
-	maxWords int            // the longest phrase of the thesaurus, in words
+	concepts map[string]int  // a word's or phrase's stems joined by spaces -> group
+	maxWords int             // the longest phrase of the thesaurus, in words
 	first    map[string]bool // the first stem of every phrase: where a concept can start
 }
 
