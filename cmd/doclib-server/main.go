@@ -22,7 +22,6 @@ import (
 	"github.com/doclib/doclib/shared/demo"
 	"github.com/doclib/doclib/shared/dynamo"
 	"github.com/doclib/doclib/shared/httpapi"
-	"github.com/doclib/doclib/shared/localsearch"
 	"github.com/doclib/doclib/shared/memory"
 	"github.com/doclib/doclib/shared/opensearch"
 	"github.com/doclib/doclib/shared/search"
@@ -283,7 +282,6 @@ func newSearcher(ctx context.Context, c config, data *dataset.Data, stdout io.Wr
 	if err != nil {
 		return nil, fmt.Errorf("embedder: %w", err)
 	}
-	idBefore := embedder.ID()
 	rules, err := c.rules.Build(embedder.ID())
 	if err != nil {
 		return nil, usageError{err}
@@ -296,29 +294,20 @@ func newSearcher(ctx context.Context, c config, data *dataset.Data, stdout io.Wr
 			fmt.Fprintf(stdout, "Indexing for search: %d of %d embedded (%d%%)\n", done, total, 100*done/max(total, 1))
 		}
 	}
-	var backend search.Backend
-	if c.search == "opensearch" {
-		b, err := c.opensearch.Build(ctx, embedder)
+	if c.search != "opensearch" {
+		s, err := c.rules.Local(ctx, data, embedder, report)
 		if err != nil {
 			return nil, err
 		}
-		if err := loadOpenSearch(ctx, c, b, data, embedder, report, stdout); err != nil {
-			return nil, err
-		}
-		backend = b
-	} else {
-		idx, err := localsearch.Build(ctx, data, embedder, localsearch.Options{Progress: report, Fit: true})
-		if err != nil {
-			return nil, fmt.Errorf("build the search index: %w", err)
-		}
-		// The offline embedder is fitted to the documents: queries use the fitted one.
-		if embedder = idx.Embedder(); embedder.ID() != idBefore {
-			if rules, err = c.rules.Build(embedder.ID()); err != nil {
-				return nil, usageError{err}
-			}
-		}
-		fmt.Fprintf(stdout, "Search index built in %s with embedder %s.\n", time.Since(start).Round(time.Millisecond), embedder.ID())
-		backend = search.Local{Retriever: idx}
+		fmt.Fprintf(stdout, "Search index built in %s with embedder %s.\n", time.Since(start).Round(time.Millisecond), s.Embedder.ID())
+		return s, nil
+	}
+	backend, err := c.opensearch.Build(ctx, embedder)
+	if err != nil {
+		return nil, err
+	}
+	if err := loadOpenSearch(ctx, c, backend, data, embedder, report, stdout); err != nil {
+		return nil, err
 	}
 	return &search.Searcher{Backend: backend, Embedder: search.Cached(embedder, 0), Rules: rules}, nil
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/doclib/doclib/shared/api"
 	"github.com/doclib/doclib/shared/dataset"
 	"github.com/doclib/doclib/shared/httpapi"
-	"github.com/doclib/doclib/shared/localsearch"
 	"github.com/doclib/doclib/shared/memory"
 	"github.com/doclib/doclib/shared/search"
 	"github.com/doclib/doclib/shared/service"
@@ -58,29 +57,14 @@ func NewEngine(ctx context.Context, d *dataset.Data, emb setup.Embedder, rules s
 	return &Engine{Handler: h, EmbedderID: searcher.Embedder.ID(), Rules: searcher.Rules}, nil
 }
 
-// newSearcher builds the embedded search engine exactly as cmd/doclib-server's
-// newSearcher does for --search embedded: keep the two in step.
+// newSearcher builds the embedded search engine as cmd/doclib-server does for
+// --search embedded: both call setup.Rules.Local.
 func newSearcher(ctx context.Context, d *dataset.Data, emb setup.Embedder, rs setup.Rules, progress func(done, total int)) (*search.Searcher, error) {
 	embedder, err := emb.Build(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("embedder: %w", err)
 	}
-	idBefore := embedder.ID()
-	rules, err := rs.Build(embedder.ID())
-	if err != nil {
-		return nil, err
-	}
-	idx, err := localsearch.Build(ctx, d, embedder, localsearch.Options{Progress: progress, Fit: true})
-	if err != nil {
-		return nil, fmt.Errorf("build the search index: %w", err)
-	}
-	// The offline embedder is fitted to the documents: queries use the fitted one.
-	if embedder = idx.Embedder(); embedder.ID() != idBefore {
-		if rules, err = rs.Build(embedder.ID()); err != nil {
-			return nil, err
-		}
-	}
-	return &search.Searcher{Backend: search.Local{Retriever: idx}, Embedder: search.Cached(embedder, 0), Rules: rules}, nil
+	return rs.Local(ctx, d, embedder, progress)
 }
 
 // Signals a search hit can carry (api.Relevance), in the order reports list them.

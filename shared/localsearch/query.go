@@ -229,14 +229,11 @@ func (x *Index) words(s *scratch, terms []string, spans []span, rules *search.Ru
 		w.weight += weight
 		score += weight * (k1 + 1)
 		for _, m := range matches {
-			idf := 0.0
-			for _, sp := range spans {
-				idf += float64(len(x.postings(m.id, sp)))
-			}
-			if idf == 0 {
+			df := x.visibleDF(m.id, spans)
+			if df == 0 {
 				continue
 			}
-			idf = st.idf(int(idf))
+			idf := st.idf(df)
 			share := float32(m.sim * weight)
 			for _, sp := range spans {
 				for _, p := range x.postings(m.id, sp) {

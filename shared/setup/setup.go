@@ -15,7 +15,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 
 	"github.com/doclib/doclib/shared/bedrock"
+	"github.com/doclib/doclib/shared/dataset"
 	"github.com/doclib/doclib/shared/embed"
+	"github.com/doclib/doclib/shared/localsearch"
 	"github.com/doclib/doclib/shared/openai"
 	"github.com/doclib/doclib/shared/opensearch"
 	"github.com/doclib/doclib/shared/search"
@@ -222,4 +224,20 @@ func (o OpenSearch) Build(ctx context.Context, e search.Embedder) (*opensearch.B
 		cfg.AWS = &ac
 	}
 	return opensearch.New(cfg)
+}
+
+// Local builds the embedded search engine over d with embedder e, as
+// doclib-server serves it: an embedder that learns from its corpus (the
+// offline one) is fitted to the documents first, and the rules are those of
+// the embedder that embeds the queries, with these overrides.
+func (r Rules) Local(ctx context.Context, d *dataset.Data, e search.Embedder, progress func(done, total int)) (*search.Searcher, error) {
+	idx, err := localsearch.Build(ctx, d, e, localsearch.Options{Progress: progress, Fit: true})
+	if err != nil {
+		return nil, fmt.Errorf("build the search index: %w", err)
+	}
+	rules, err := r.Build(idx.EmbedderID())
+	if err != nil {
+		return nil, err
+	}
+	return &search.Searcher{Backend: search.Local{Retriever: idx}, Embedder: search.Cached(idx.Embedder(), 0), Rules: rules}, nil
 }
