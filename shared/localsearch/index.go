@@ -148,10 +148,12 @@ func Build(ctx context.Context, d *dataset.Data, e search.Embedder, opt Options)
 	n := len(ordered)
 	ordinal := make(map[string]uint32, n)
 	x.docs = make([]search.Doc, n)
+	labels := search.NewLabelTable()
 	for i, doc := range ordered {
 		ordinal[doc.ID] = uint32(i)
 		x.docs[i] = search.Doc{ID: doc.ID, LibraryID: doc.LibraryID, Category: doc.Category, Tags: doc.Tags,
 			Applications: doc.Applications, RecordingCount: doc.RecordingCount, LastSeen: doc.LastSeen}
+		labels.Intern(&x.docs[i])
 	}
 
 	if err := x.buildLexical(ordered, workers); err != nil {

@@ -69,9 +69,9 @@ func (x *Index) visibleSpans(libraries []string) []span {
 }
 
 // Candidates implements search.Retriever.
-func (x *Index) Candidates(ctx context.Context, q *search.Query) ([]search.Candidate, error) {
+func (x *Index) Candidates(ctx context.Context, q *search.Query, add func(search.Candidate)) error {
 	if len(q.Vector) != x.dims {
-		return nil, errDims
+		return errDims
 	}
 	spans := x.visibleSpans(q.Libraries)
 	s := x.getScratch()
@@ -80,14 +80,13 @@ func (x *Index) Candidates(ctx context.Context, q *search.Query) ([]search.Candi
 	terms := dedupe(x.analyzer.Terms(q.Text))
 	w := x.words(s, terms, spans, q.Rules)
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
 	x.cosines(s, q.Vector, spans)
 	if !q.NoRecordings {
 		x.recordings(s, q.Vector, spans)
 	}
 
-	var out []search.Candidate
 	nTerms := uint16(len(terms))
 	for _, sp := range spans {
 		for i := sp.start; i < sp.end; i++ {
@@ -105,11 +104,11 @@ func (x *Index) Candidates(ctx context.Context, q *search.Query) ([]search.Candi
 				e.Recordings = float64(x.bestRecording(s, i))
 			}
 			if q.Rules.Matches(e) {
-				out = append(out, search.Candidate{Doc: &x.docs[i], Evidence: e})
+				add(search.Candidate{Doc: &x.docs[i], Evidence: e})
 			}
 		}
 	}
-	return out, nil
+	return nil
 }
 
 func dedupe(terms []string) []string {

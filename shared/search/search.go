@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -41,6 +42,10 @@ type Doc struct {
 	Applications   []string
 	RecordingCount int
 	LastSeen       time.Time
+
+	// The labels above as numbered by a LabelTable's Intern, if any.
+	labels   *LabelTable
+	labelIDs []uint32
 }
 
 // MoreActive orders documents most active first: recordingCount desc, lastSeen
@@ -130,9 +135,11 @@ type Backend interface {
 // the visible documents in order of activity. Local turns it into a Backend by
 // applying the rules here.
 type Retriever interface {
-	// Candidates returns every document inside q.Libraries for which a signal
-	// fires under q.Rules, with its evidence, in any order.
-	Candidates(ctx context.Context, q *Query) ([]Candidate, error)
+	// Candidates calls add with every document inside q.Libraries for which a
+	// signal fires under q.Rules, with its evidence, in any order. Nothing is
+	// collected in between: a search that matches most of a large index costs
+	// what the page, the counts and the facets need, not a list of it all.
+	Candidates(ctx context.Context, q *Query, add func(Candidate)) error
 	// MostActive returns the page offset, limit of the documents inside
 	// q.Libraries that pass f, most active first, with their evidence (only
 	// Semantic is needed), and how many pass.
@@ -144,11 +151,11 @@ type Local struct{ Retriever Retriever }
 
 // Match implements Backend.
 func (l Local) Match(ctx context.Context, q *Query) (*Matches, error) {
-	cands, err := l.Retriever.Candidates(ctx, q)
-	if err != nil {
+	ev := NewEvaluation(q)
+	if err := l.Retriever.Candidates(ctx, q, ev.Add); err != nil {
 		return nil, err
 	}
-	return Evaluate(cands, q), nil
+	return ev.Matches(), nil
 }
 
 // MostActive implements Backend.
@@ -165,111 +172,135 @@ func (l Local) MostActive(ctx context.Context, q *Query, f Filter) ([]Hit, int, 
 	return hits, total, nil
 }
 
-// Evaluate applies the rules to a backend's candidates: the union of the signals
-// is the matched set (candidates where nothing fires are dropped), the facets
-// break it down, the filters give the total, and the page comes from the
-// filtered list ranked by score, then document ID.
+// Evaluate applies the rules to a list of candidates (see Evaluation).
 func Evaluate(cands []Candidate, q *Query) *Matches {
-	type scored struct {
-		c     *Candidate
-		score float64
+	ev := NewEvaluation(q)
+	for _, c := range cands {
+		ev.Add(c)
 	}
-	visible := make(map[string]bool, len(q.Libraries))
+	return ev.Matches()
+}
+
+// Evaluation applies the rules to a backend's candidates as they come: the
+// union of the signals is the matched set (candidates where nothing fires are
+// dropped), the facets break it down, the filters give the total, and the page
+// comes from the filtered list ranked by score, then document ID. It keeps
+// only the documents that can still be on the page: the best offset+limit so
+// far, in a bounded heap.
+type Evaluation struct {
+	q       *Query
+	visible map[string]bool
+	lastLib string // the library of the last candidate, and whether it is visible:
+	lastVis bool   // a backend lists a library's documents together
+	facets  facetCounter
+	matched int
+	total   int
+	page    topK[scored]
+}
+
+type scored struct {
+	c     Candidate
+	score float64
+}
+
+// rank orders scored documents best first: score, then document ID.
+func rank(a, b scored) int {
+	if c := cmp.Compare(b.score, a.score); c != 0 {
+		return c
+	}
+	return strings.Compare(a.c.Doc.ID, b.c.Doc.ID)
+}
+
+// NewEvaluation starts the evaluation of q.
+func NewEvaluation(q *Query) *Evaluation {
+	ev := &Evaluation{q: q, visible: make(map[string]bool, len(q.Libraries))}
 	for _, id := range q.Libraries {
-		visible[id] = true
+		ev.visible[id] = true
 	}
-	fc := newFacetCounter()
-	var kept []scored
-	matched := 0
-	for i := range cands {
-		c := &cands[i]
-		if !visible[c.Doc.LibraryID] || !q.Rules.Matches(c.Evidence) {
-			continue // a backend that over-returns must not widen the scope or the set
-		}
-		matched++
-		fc.add(c.Doc)
-		if q.Filter.Pass(c.Doc) {
-			kept = append(kept, scored{c, q.Rules.Score(c.Evidence)})
+	// Only the first offset+limit documents are ever shown; never add the
+	// two, which can overflow.
+	k := q.Limit
+	if q.Offset > 0 {
+		if k += q.Offset; k < q.Offset {
+			k = math.MaxInt
 		}
 	}
-	rank := func(a, b scored) int {
-		if c := cmp.Compare(b.score, a.score); c != 0 {
-			return c
-		}
-		return strings.Compare(a.c.Doc.ID, b.c.Doc.ID)
+	ev.page = topK[scored]{k: k, rank: rank}
+	return ev
+}
+
+// Add takes one candidate.
+func (ev *Evaluation) Add(c Candidate) {
+	if c.Doc.LibraryID != ev.lastLib || ev.lastLib == "" {
+		ev.lastLib, ev.lastVis = c.Doc.LibraryID, ev.visible[c.Doc.LibraryID]
 	}
-	total := len(kept)
-	start := min(q.Offset, total)
-	end := start + min(q.Limit, total-start) // never q.Offset+q.Limit: it can overflow
-	// Only the first end documents are ever shown: select them, then sort
-	// those, rather than sort a matched set of tens of thousands for a page.
-	kept = best(kept, end, rank)
+	if !ev.lastVis || !ev.q.Rules.Matches(c.Evidence) {
+		return // a backend that over-returns must not widen the scope or the set
+	}
+	ev.matched++
+	ev.facets.add(c.Doc)
+	if ev.q.Filter.Pass(c.Doc) {
+		ev.total++
+		ev.page.push(scored{c, ev.q.Rules.Score(c.Evidence)})
+	}
+}
+
+// Matches is the outcome.
+func (ev *Evaluation) Matches() *Matches {
+	kept := ev.page.xs
 	slices.SortFunc(kept, rank)
-	m := &Matches{MatchedTotal: matched, Facets: fc.facets(), Total: total, Hits: []Hit{}}
-	for _, s := range kept[start:end] {
+	start := min(max(ev.q.Offset, 0), len(kept))
+	m := &Matches{MatchedTotal: ev.matched, Facets: ev.facets.facets(), Total: ev.total, Hits: []Hit{}}
+	for _, s := range kept[start:] {
 		m.Hits = append(m.Hits, Hit{DocumentID: s.c.Doc.ID, LibraryID: s.c.Doc.LibraryID,
-			Signals: q.Rules.Signals(s.c.Evidence), Score: s.score, SemanticSimilarity: s.c.Semantic})
+			Signals: ev.q.Rules.Signals(s.c.Evidence), Score: s.score, SemanticSimilarity: s.c.Semantic})
 	}
 	return m
 }
 
-// best returns the k first elements of xs in the order of rank, in any order
-// (a bounded heap whose root is the last of them): O(n log k). It reorders xs.
-func best[T any](xs []T, k int, rank func(a, b T) int) []T {
-	if k >= len(xs) {
-		return xs
-	}
-	if k <= 0 {
-		return xs[:0]
-	}
-	h := xs[:k]
-	down := func(i int) {
-		for {
-			worst, l, r := i, 2*i+1, 2*i+2
-			if l < k && rank(h[l], h[worst]) > 0 {
-				worst = l
-			}
-			if r < k && rank(h[r], h[worst]) > 0 {
-				worst = r
-			}
-			if worst == i {
+// topK keeps the k first of what it is given in the order of rank, in any
+// order: a bounded heap whose root is the last of them. O(n log k).
+type topK[T any] struct {
+	k    int
+	rank func(a, b T) int
+	xs   []T
+}
+
+func (h *topK[T]) push(x T) {
+	switch {
+	case h.k <= 0:
+	case len(h.xs) < h.k:
+		h.xs = append(h.xs, x)
+		for i := len(h.xs) - 1; i > 0; {
+			parent := (i - 1) / 2
+			if h.rank(h.xs[i], h.xs[parent]) <= 0 {
 				return
 			}
-			h[i], h[worst] = h[worst], h[i]
-			i = worst
+			h.xs[i], h.xs[parent] = h.xs[parent], h.xs[i]
+			i = parent
 		}
+	case h.rank(x, h.xs[0]) < 0:
+		h.xs[0] = x
+		h.down(0)
 	}
-	for i := k/2 - 1; i >= 0; i-- {
-		down(i)
-	}
-	for _, x := range xs[k:] {
-		if rank(x, h[0]) < 0 {
-			h[0] = x
-			down(0)
+}
+
+func (h *topK[T]) down(i int) {
+	n := len(h.xs)
+	for {
+		worst, l, r := i, 2*i+1, 2*i+2
+		if l < n && h.rank(h.xs[l], h.xs[worst]) > 0 {
+			worst = l
 		}
+		if r < n && h.rank(h.xs[r], h.xs[worst]) > 0 {
+			worst = r
+		}
+		if worst == i {
+			return
+		}
+		h.xs[i], h.xs[worst] = h.xs[worst], h.xs[i]
+		i = worst
 	}
-	return h
-}
-
-type facetCounter struct{ cat, tag, app, lib map[string]int }
-
-func newFacetCounter() *facetCounter {
-	return &facetCounter{map[string]int{}, map[string]int{}, map[string]int{}, map[string]int{}}
-}
-
-func (f *facetCounter) add(d *Doc) {
-	f.cat[d.Category]++
-	for _, t := range d.Tags {
-		f.tag[t]++
-	}
-	for _, a := range d.Applications {
-		f.app[a]++
-	}
-	f.lib[d.LibraryID]++
-}
-
-func (f *facetCounter) facets() Facets {
-	return Facets{Categories: SortFacets(f.cat), Tags: SortFacets(f.tag), Applications: SortFacets(f.app), Libraries: SortFacets(f.lib)}
 }
 
 // SortFacets orders a facet most frequent first, then by name.

@@ -3,7 +3,9 @@ package search
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -153,9 +155,9 @@ func TestEmbedBudgetFailsTheSearchAsUnavailable(t *testing.T) {
 	}
 }
 
-// TestBestKeepsTheFirstK: the page selection agrees with a full sort, ties
+// TestTopKKeepsTheFirstK: the page selection agrees with a full sort, ties
 // included, for every k.
-func TestBestKeepsTheFirstK(t *testing.T) {
+func TestTopKKeepsTheFirstK(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	rank := func(a, b [2]int) int {
 		if a[0] != b[0] {
@@ -171,11 +173,56 @@ func TestBestKeepsTheFirstK(t *testing.T) {
 		want := slices.Clone(xs)
 		slices.SortFunc(want, rank)
 		for k := 0; k <= n+1; k++ {
-			got := best(slices.Clone(xs), k, rank)
+			h := topK[[2]int]{k: k, rank: rank}
+			for _, x := range xs {
+				h.push(x)
+			}
+			got := h.xs
 			slices.SortFunc(got, rank)
 			if !slices.Equal(got, want[:min(k, n)]) {
 				t.Fatalf("n %d k %d: %v, want %v", n, k, got, want[:min(k, n)])
 			}
 		}
+	}
+}
+
+// TestFacetsByNumberEqualFacetsByName: documents interned in a label table,
+// in another table or in none are counted alike.
+func TestFacetsByNumberEqualFacetsByName(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	pick := func(names ...string) []string {
+		var out []string
+		for _, n := range names {
+			if rng.IntN(2) == 0 {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	r := DefaultRules("x")
+	q := &Query{Libraries: []string{"lib_a", "lib_b"}, Offset: 3, Limit: 5, Rules: &r}
+	var plain, mixed []Candidate
+	t1, t2 := NewLabelTable(), NewLabelTable()
+	for i := range 200 {
+		d := Doc{ID: fmt.Sprintf("doc_%03d", i), LibraryID: []string{"lib_a", "lib_b", "lib_c"}[rng.IntN(3)],
+			Category: []string{"hr", "it", ""}[rng.IntN(3)], Tags: pick("access", "onboarding", "it"),
+			Applications: pick("Okta", "Slack")}
+		e := Evidence{LexicalHit: rng.IntN(3) > 0, Word: rng.Float64()}
+		plain = append(plain, Candidate{Doc: &d, Evidence: e})
+		c := d
+		switch i % 3 {
+		case 0:
+			t1.Intern(&c)
+		case 1:
+			t2.Intern(&c)
+		}
+		mixed = append(mixed, Candidate{Doc: &c, Evidence: e})
+	}
+	want, got := Evaluate(plain, q), Evaluate(mixed, q)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("interned: %+v\nby name: %+v", got, want)
+	}
+	if len(want.Facets.Tags) != 3 || want.MatchedTotal == 0 || len(want.Hits) != 5 {
+		t.Errorf("the case tests little: %+v", want)
 	}
 }

@@ -119,6 +119,10 @@ type Rules struct {
 	SemanticThreshold, RecordingsThreshold float64
 	// Weights overrides some or all weights: "lexical=0.5,fuzzy=0.4,semantic=0.3,recordings=0.2".
 	Weights string
+	// Feedback is "off" to rank the word signals by the query's own words
+	// only, as the OpenSearch query does; "" or "on" keeps RM3 feedback
+	// (embedded engine only).
+	Feedback string
 
 	envErr error
 }
@@ -142,6 +146,8 @@ func (r *Rules) Flags(fs FlagSet, getenv func(string) string) {
 		"cosine at or above which source_recordings fires; 0 takes the embedder's default (env DOCLIB_RECORDINGS_THRESHOLD)")
 	fs.StringVar(&r.Weights, "search-weights", getenv("DOCLIB_SEARCH_WEIGHTS"),
 		"`WEIGHTS` of the signals in the blended score, some or all of lexical=,fuzzy=,semantic=,recordings= (defaults per embedder: docs/search.md; offline 0.7, 0.65, 0.08, 0.2); max(lexical, fuzzy) + semantic + recordings must be at most 1 (env DOCLIB_SEARCH_WEIGHTS)")
+	fs.StringVar(&r.Feedback, "search-feedback", envOr(getenv, "DOCLIB_SEARCH_FEEDBACK", "on"),
+		"on: the embedded engine expands a query with the words of its best word matches (RM3, docs/search.md); off: the query's own words only, as on OpenSearch (env DOCLIB_SEARCH_FEEDBACK)")
 }
 
 // Build returns the embedder's default rules with these overrides, validated.
@@ -155,6 +161,13 @@ func (r Rules) Build(embedderID string) (search.Rules, error) {
 	}
 	if r.RecordingsThreshold != 0 {
 		out.RecordingsThreshold = r.RecordingsThreshold
+	}
+	switch r.Feedback {
+	case "", "on":
+	case "off":
+		out.Feedback.Docs = 0
+	default:
+		return out, fmt.Errorf("search feedback: %q is neither on nor off", r.Feedback)
 	}
 	if r.Weights != "" {
 		w := map[string]*float64{"lexical": &out.Weights.Lexical, "fuzzy": &out.Weights.Fuzzy,

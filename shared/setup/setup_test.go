@@ -43,16 +43,17 @@ func TestRules(t *testing.T) {
 	if def != search.DefaultRules(titan) {
 		t.Errorf("no overrides: %+v", def)
 	}
-	o, err := Rules{SemanticThreshold: 0.6, RecordingsThreshold: 0.7, Weights: "semantic=0.25, lexical=0.55"}.Build(titan)
+	o, err := Rules{SemanticThreshold: 0.6, RecordingsThreshold: 0.7, Weights: "semantic=0.25, lexical=0.55", Feedback: "off"}.Build(titan)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := def
 	want.SemanticThreshold, want.RecordingsThreshold, want.Weights.Semantic, want.Weights.Lexical = 0.6, 0.7, 0.25, 0.55
+	want.Feedback.Docs = 0
 	if o != want {
 		t.Errorf("overrides: %+v, want %+v", o, want)
 	}
-	for _, bad := range []Rules{{SemanticThreshold: 1.5}, {Weights: "semantic=0.9"}, {Weights: "meaning=0.3"}, {Weights: "semantic"}, {Weights: "semantic=high"}} {
+	for _, bad := range []Rules{{SemanticThreshold: 1.5}, {Weights: "semantic=0.9"}, {Weights: "meaning=0.3"}, {Weights: "semantic"}, {Weights: "semantic=high"}, {Feedback: "no"}} {
 		if _, err := bad.Build(titan); err == nil {
 			t.Errorf("%+v accepted", bad)
 		}
