@@ -22,11 +22,11 @@ import (
 
 	"github.com/doclib/doclib/internal/dynalitetest"
 	"github.com/doclib/doclib/internal/fakeopensearch"
-	"github.com/doclib/doclib/shared/awsapp"
-	"github.com/doclib/doclib/shared/demo"
-	"github.com/doclib/doclib/shared/dynamo"
-	"github.com/doclib/doclib/shared/embed"
-	"github.com/doclib/doclib/shared/opensearch"
+	"github.com/doclib/doclib/shared/aws/lambdaapp"
+	"github.com/doclib/doclib/shared/backend/dynamo"
+	"github.com/doclib/doclib/shared/backend/offline"
+	"github.com/doclib/doclib/shared/backend/opensearch"
+	"github.com/doclib/doclib/shared/data/demo"
 )
 
 func TestMain(m *testing.M) {
@@ -52,7 +52,7 @@ func build(t *testing.T, name, dir, goos, goarch string) string {
 // linux/arm64, static, stripped.
 func TestBuildForLambda(t *testing.T) {
 	dir := t.TempDir()
-	for _, name := range awsapp.Functions {
+	for _, name := range lambdaapp.Functions {
 		path := build(t, name, dir, "linux", "arm64")
 		fi, err := os.Stat(path)
 		if err != nil {
@@ -131,7 +131,7 @@ func TestFunctionsStartAndAnswerAnEvent(t *testing.T) {
 	// The index as doclib-admin reindex leaves it, with the embedder the
 	// functions are given.
 	cluster := fakeopensearch.Start(t)
-	hashing, err := embed.NewHashing(0, nil)
+	hashing, err := offline.NewHashing(0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,25 +146,25 @@ func TestFunctionsStartAndAnswerAnEvent(t *testing.T) {
 	env := []string{
 		"AWS_REGION=us-east-1", "AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local",
 		"AWS_ENDPOINT_URL_DYNAMODB=" + srv.Endpoint,
-		awsapp.EnvTable + "=" + table,
-		awsapp.EnvCustomer + "=demo",
-		awsapp.EnvOpenSearchURL + "=" + cluster.URL,
-		awsapp.EnvEmbedder + "=hash", // Bedrock cannot run here; the wiring is the same
+		lambdaapp.EnvTable + "=" + table,
+		lambdaapp.EnvCustomer + "=demo",
+		lambdaapp.EnvOpenSearchURL + "=" + cluster.URL,
+		lambdaapp.EnvEmbedder + "=hash", // Bedrock cannot run here; the wiring is the same
 		"AWS_LAMBDA_FUNCTION_NAME=doclib-test", "AWS_LAMBDA_FUNCTION_MEMORY_SIZE=512", "AWS_LAMBDA_FUNCTION_VERSION=$LATEST",
 	}
 	cases := []struct {
 		function, event string
 		check           func(t *testing.T, answer []byte)
 	}{
-		{awsapp.FunctionLibraries, "apigw-libraries.json", proxyAnswer(200, `"lib_it"`)},
-		{awsapp.FunctionDocuments, "apigw-document.json", proxyAnswer(200, `"edges"`)},
-		{awsapp.FunctionSearch, "apigw-search.json", proxyAnswer(200, `"documents"`)},
-		{awsapp.FunctionAuthorizer, "authorizer-allow.json", func(t *testing.T, answer []byte) {
+		{lambdaapp.FunctionLibraries, "apigw-libraries.json", proxyAnswer(200, `"lib_it"`)},
+		{lambdaapp.FunctionDocuments, "apigw-document.json", proxyAnswer(200, `"edges"`)},
+		{lambdaapp.FunctionSearch, "apigw-search.json", proxyAnswer(200, `"documents"`)},
+		{lambdaapp.FunctionAuthorizer, "authorizer-allow.json", func(t *testing.T, answer []byte) {
 			if !strings.Contains(string(answer), `"Effect":"Allow"`) || !strings.Contains(string(answer), `"usageIdentifierKey":"dlu`) {
 				t.Errorf("authorizer answer %.400s", answer)
 			}
 		}},
-		{awsapp.FunctionIndexer, "dynamodb-insert-document.json", func(t *testing.T, answer []byte) {
+		{lambdaapp.FunctionIndexer, "dynamodb-insert-document.json", func(t *testing.T, answer []byte) {
 			if strings.TrimSpace(string(answer)) != `{"batchItemFailures":[]}` && strings.TrimSpace(string(answer)) != `{"batchItemFailures":null}` {
 				t.Errorf("indexer answer %s, want no failures", answer)
 			}

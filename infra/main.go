@@ -20,7 +20,7 @@ import (
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 
 	"github.com/doclib/doclib/infra/stack"
-	"github.com/doclib/doclib/shared/awsapp"
+	"github.com/doclib/doclib/shared/aws/lambdaapp"
 )
 
 func main() {
@@ -55,11 +55,11 @@ func run() error {
 // from $DOCLIB_LAMBDA_DIR when set.
 func binaries(outdir string) (stack.Binaries, error) {
 	if dir := os.Getenv(stack.EnvPrebuilt); dir != "" {
-		return stack.Prebuilt(dir, awsapp.Functions)
+		return stack.Prebuilt(dir, lambdaapp.Functions)
 	}
 	root, err := stack.ModuleRoot()
 	if err != nil {
 		return nil, err
 	}
-	return stack.Build(root, filepath.Join(outdir, "doclib-functions"), awsapp.Functions)
+	return stack.Build(root, filepath.Join(outdir, "doclib-functions"), lambdaapp.Functions)
 }

@@ -3,7 +3,7 @@
 // backends (memory, DynamoDB, ...) implement. It imports no backend.
 //
 // The package lives in the repository's shared/ folder; every dependency gets a
-// package of its own below it (shared/memory, shared/httpapi, ...).
+// package of its own below it (shared/backend/memory, shared/httpapi, ...).
 package doclib
 
 import (

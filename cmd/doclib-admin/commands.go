@@ -19,14 +19,14 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/doclib/doclib/shared/awsapp"
-	"github.com/doclib/doclib/shared/dataset"
-	"github.com/doclib/doclib/shared/dynamo"
-	"github.com/doclib/doclib/shared/indexer"
-	"github.com/doclib/doclib/shared/opensearch"
-	"github.com/doclib/doclib/shared/setup"
-	"github.com/doclib/doclib/shared/trigger"
-	"github.com/doclib/doclib/shared/usageplan"
+	"github.com/doclib/doclib/shared/aws/indexer"
+	"github.com/doclib/doclib/shared/aws/lambdaapp"
+	"github.com/doclib/doclib/shared/aws/trigger"
+	"github.com/doclib/doclib/shared/aws/usageplan"
+	"github.com/doclib/doclib/shared/backend/dynamo"
+	"github.com/doclib/doclib/shared/backend/opensearch"
+	"github.com/doclib/doclib/shared/data/dataset"
+	"github.com/doclib/doclib/shared/settings"
 )
 
 // run is the whole program, so that tests drive what main does.
@@ -68,7 +68,7 @@ AWS_ENDPOINT_URL_DYNAMODB to point at a local DynamoDB such as dynalite.`,
   npx dynalite --port 8000 &
   export AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:8000 AWS_REGION=us-east-1 AWS_ACCESS_KEY_ID=x AWS_SECRET_ACCESS_KEY=x
   doclib-admin create-table --table doclib
-  doclib-admin import --data shared/demo/demo.json --table doclib
+  doclib-admin import --data shared/data/demo/demo.json --table doclib
   doclib-admin keys create --table doclib --workspace ws_acme --libraries '*' --recording-details`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -187,8 +187,8 @@ credit is written the first time it is imported only: after that the ledger owns
 }
 
 func (a *app) reindexCmd() *cobra.Command {
-	var emb setup.Embedder
-	var cluster setup.OpenSearch
+	var emb settings.Embedder
+	var cluster settings.OpenSearch
 	pause := true
 	cmd := &cobra.Command{
 		Use:   "reindex --opensearch-url URL",
@@ -495,7 +495,7 @@ customer=acme,individual=<plan id>,team=<plan id>,enterprise=<plan id>.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if plans == "" {
-				plans = a.getenv(awsapp.EnvUsagePlans)
+				plans = a.getenv(lambdaapp.EnvUsagePlans)
 			}
 			if plans == "" {
 				return usageError{errors.New("give the stack's usage plans with --usage-plans (its UsagePlans output) or DOCLIB_USAGE_PLANS")}
@@ -505,7 +505,7 @@ customer=acme,individual=<plan id>,team=<plan id>,enterprise=<plan id>.`,
 			if err != nil {
 				return err
 			}
-			u, err := awsapp.NewUsageKeys(ctx, plans)
+			u, err := lambdaapp.NewUsageKeys(ctx, plans)
 			if err != nil {
 				return usageError{err}
 			}

@@ -9,15 +9,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/doclib/doclib/internal/relevance"
-	"github.com/doclib/doclib/shared/setup"
+	"github.com/doclib/doclib/shared/settings"
 )
 
 // evalCmd measures search on public IR test collections (internal/relevance).
 // It runs doclib in this process, as doclib-server does by default: it needs
 // no table and no AWS.
 func (a *app) evalCmd() *cobra.Command {
-	var emb setup.Embedder
-	var rules setup.Rules
+	var emb settings.Embedder
+	var rules settings.Rules
 	var asJSON, perQuery bool
 	cmd := &cobra.Command{
 		Use:   "eval [flags] DIR...",

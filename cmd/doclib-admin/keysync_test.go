@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/doclib/doclib/internal/fakeapigateway"
-	"github.com/doclib/doclib/shared/dynamo"
-	"github.com/doclib/doclib/shared/usageplan"
+	"github.com/doclib/doclib/shared/aws/usageplan"
+	"github.com/doclib/doclib/shared/backend/dynamo"
 )
 
 // TestKeysSync: keys sync registers every key of the table in its

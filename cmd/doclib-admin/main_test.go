@@ -24,7 +24,7 @@ import (
 	"github.com/doclib/doclib/internal/fakeopensearch"
 	"github.com/doclib/doclib/internal/fixture"
 	doclib "github.com/doclib/doclib/shared"
-	"github.com/doclib/doclib/shared/dynamo"
+	"github.com/doclib/doclib/shared/backend/dynamo"
 	"github.com/doclib/doclib/shared/service"
 )
 

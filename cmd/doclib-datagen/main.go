@@ -1,5 +1,5 @@
 // Command doclib-datagen writes a synthetic data set: the demo set by default
-// (shared/demo/demo.json is its output), or a large one for benchmarks.
+// (shared/data/demo/demo.json is its output), or a large one for benchmarks.
 package main
 
 import (
@@ -13,7 +13,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/doclib/doclib/shared/demo"
+	"github.com/doclib/doclib/shared/data/demo"
 )
 
 func main() {
@@ -43,7 +43,7 @@ const usage = `Usage: doclib-datagen [--documents N] [--seed N] [--out FILE]
 
 Writes a deterministic doclib data set (decisions.md, "Data set format"): the same
 options always give the same bytes. The default is the demo set of 200 documents
-that shared/demo/demo.json holds; larger sets keep the same workspaces, keys and
+that shared/data/demo/demo.json holds; larger sets keep the same workspaces, keys and
 libraries, put about 40%% of the documents in lib_it, give each library a busy core
 (a twentieth of its documents, recorded most and linked densely, so that the graph
 of lib_it reaches both of its caps at 100,000 documents), and are written as compact
@@ -57,7 +57,7 @@ Options:
   --help          show this help
 
 Examples:
-  go run ./cmd/doclib-datagen --out shared/demo/demo.json
+  go run ./cmd/doclib-datagen --out shared/data/demo/demo.json
   go run ./cmd/doclib-datagen --documents 100000 --out /tmp/big.json
 `
 

@@ -18,15 +18,15 @@ import (
 	"time"
 
 	doclib "github.com/doclib/doclib/shared"
-	"github.com/doclib/doclib/shared/dataset"
-	"github.com/doclib/doclib/shared/demo"
-	"github.com/doclib/doclib/shared/dynamo"
+	"github.com/doclib/doclib/shared/backend/dynamo"
+	"github.com/doclib/doclib/shared/backend/memory"
+	"github.com/doclib/doclib/shared/backend/opensearch"
+	"github.com/doclib/doclib/shared/data/dataset"
+	"github.com/doclib/doclib/shared/data/demo"
 	"github.com/doclib/doclib/shared/httpapi"
-	"github.com/doclib/doclib/shared/memory"
-	"github.com/doclib/doclib/shared/opensearch"
 	"github.com/doclib/doclib/shared/search"
 	"github.com/doclib/doclib/shared/service"
-	"github.com/doclib/doclib/shared/setup"
+	"github.com/doclib/doclib/shared/settings"
 )
 
 func main() {
@@ -74,10 +74,10 @@ type config struct {
 	store      string
 	table      string
 	search     string
-	embedder   setup.Embedder
-	opensearch setup.OpenSearch
+	embedder   settings.Embedder
+	opensearch settings.OpenSearch
 	reindex    bool
-	rules      setup.Rules
+	rules      settings.Rules
 	addr       string
 	keyLimit   int
 	ipLimit    int

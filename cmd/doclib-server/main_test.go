@@ -23,9 +23,9 @@ import (
 	"github.com/doclib/doclib/internal/dynalitetest"
 	"github.com/doclib/doclib/internal/fakeopensearch"
 	"github.com/doclib/doclib/internal/fixture"
-	"github.com/doclib/doclib/shared/dataset"
-	"github.com/doclib/doclib/shared/demo"
-	"github.com/doclib/doclib/shared/dynamo"
+	"github.com/doclib/doclib/shared/backend/dynamo"
+	"github.com/doclib/doclib/shared/data/dataset"
+	"github.com/doclib/doclib/shared/data/demo"
 )
 
 // syncBuffer is a buffer safe to read while run writes to it.

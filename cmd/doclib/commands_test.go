@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/doclib/doclib/shared/api"
-	"github.com/doclib/doclib/shared/client"
+	"github.com/doclib/doclib/shared/clients/client"
 )
 
 func TestEveryCommandAsTextAndJSON(t *testing.T) {

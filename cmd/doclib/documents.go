@@ -7,8 +7,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/doclib/doclib/shared/api"
-	"github.com/doclib/doclib/shared/client"
-	"github.com/doclib/doclib/shared/render"
+	"github.com/doclib/doclib/shared/clients/client"
+	"github.com/doclib/doclib/shared/clients/render"
 )
 
 func (a *app) documentsCmd() *cobra.Command {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/doclib/doclib/shared/client"
+	"github.com/doclib/doclib/shared/clients/client"
 )
 
 // report writes an error to stderr with what to do next: the API's code,

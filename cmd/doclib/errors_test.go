@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/doclib/doclib/shared/backend/memory"
 	"github.com/doclib/doclib/shared/httpapi"
-	"github.com/doclib/doclib/shared/memory"
 )
 
 func TestExitCodes(t *testing.T) {

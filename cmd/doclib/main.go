@@ -2,7 +2,7 @@
 // libraries and their labels, reads documents, walks the graph, shows the
 // recordings behind a document and searches, as readable text or as the
 // API's JSON; `doclib mcp` serves the same API to AI agents over MCP. Every
-// call goes through shared/client, so the CLI knows nothing the API does not.
+// call goes through shared/clients/client, so the CLI knows nothing the API does not.
 package main
 
 import (

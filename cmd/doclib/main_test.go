@@ -15,11 +15,11 @@ import (
 	"time"
 
 	"github.com/doclib/doclib/internal/apitest"
-	"github.com/doclib/doclib/shared/client"
+	"github.com/doclib/doclib/shared/clients/client"
 	"github.com/doclib/doclib/shared/httpapi"
 )
 
-// Demo keys (shared/demo).
+// Demo keys (shared/data/demo).
 const (
 	full          = "dlk_demo_full_scope"
 	oneLibrary    = "dlk_demo_one_library" // sees lib_finance only

@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/doclib/doclib/shared/client"
-	"github.com/doclib/doclib/shared/mcpserver"
+	"github.com/doclib/doclib/shared/clients/client"
+	"github.com/doclib/doclib/shared/clients/mcpserver"
 )
 
 func (a *app) mcpCmd() *cobra.Command {

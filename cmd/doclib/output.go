@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/doclib/doclib/shared/api"
-	"github.com/doclib/doclib/shared/client"
+	"github.com/doclib/doclib/shared/clients/client"
 )
 
 // printJSON writes an API answer as indented JSON, in the shape the API sent.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/doclib/doclib/shared/client"
+	"github.com/doclib/doclib/shared/clients/client"
 )
 
 // Exit codes, listed in the root --help.

@@ -3,6 +3,6 @@
 // identifier of the key's usage plan.
 package main
 
-import "github.com/doclib/doclib/shared/awsapp"
+import "github.com/doclib/doclib/shared/aws/lambdaapp"
 
-func main() { awsapp.Main(awsapp.Authorizer) }
+func main() { lambdaapp.Main(lambdaapp.Authorizer) }

@@ -4,8 +4,8 @@
 package main
 
 import (
-	"github.com/doclib/doclib/shared/awsapp"
+	"github.com/doclib/doclib/shared/aws/lambdaapp"
 	"github.com/doclib/doclib/shared/httpapi"
 )
 
-func main() { awsapp.Main(awsapp.APIGroup(httpapi.GroupDocuments)) }
+func main() { lambdaapp.Main(lambdaapp.APIGroup(httpapi.GroupDocuments)) }

@@ -2,6 +2,6 @@
 // index, and API Gateway's usage keys, in step with the table.
 package main
 
-import "github.com/doclib/doclib/shared/awsapp"
+import "github.com/doclib/doclib/shared/aws/lambdaapp"
 
-func main() { awsapp.Main(awsapp.Indexer) }
+func main() { lambdaapp.Main(lambdaapp.Indexer) }

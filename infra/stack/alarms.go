@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/doclib/doclib/shared/awsapp"
+	"github.com/doclib/doclib/shared/aws/lambdaapp"
 )
 
 // alarmMinutes is the period of every alarm's metric.
@@ -77,14 +77,14 @@ func newAlarms(s awscdk.Stack, cfg Config, a *api, fns map[string]*function, fai
 	alarm("Api429", rateLimited.Metric(sum), api429Threshold, 1, atLeast,
 		"The API refused at least 300 requests in 5 minutes with 429 rate_limited: a client is looping or the limits are too low.")
 
-	for _, name := range awsapp.Functions {
+	for _, name := range lambdaapp.Functions {
 		f := fns[name].fn
 		alarm(fnID(name)+"Errors", f.MetricErrors(sum), functionErrorLimit, 1, atLeast,
 			"The "+name+" function failed (unhandled error or timeout): see its log group.")
 		alarm(fnID(name)+"Throttles", f.MetricThrottles(sum), functionErrorLimit, 1, atLeast,
 			"The "+name+" function was throttled: the account's Lambda concurrency is exhausted.")
 	}
-	indexer := fns[awsapp.FunctionIndexer].fn
+	indexer := fns[lambdaapp.FunctionIndexer].fn
 	alarm("IndexerIteratorAge", indexer.Metric(jsii.String("IteratorAge"), &awscloudwatch.MetricOptions{Period: alarmPeriod, Statistic: jsii.String("Maximum")}),
 		iteratorAgeMs, 1, above, "The search index is more than 5 minutes behind the table: the indexer is failing or too slow.")
 	alarm("IndexerFailures", failed.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: alarmPeriod, Statistic: jsii.String("Maximum")}),

@@ -14,7 +14,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	doclib "github.com/doclib/doclib/shared"
-	"github.com/doclib/doclib/shared/apigw"
+	"github.com/doclib/doclib/shared/aws/apigw"
 	"github.com/doclib/doclib/shared/httpapi"
 )
 

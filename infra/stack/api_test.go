@@ -13,8 +13,8 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	doclib "github.com/doclib/doclib/shared"
+	"github.com/doclib/doclib/shared/aws/usageplan"
 	"github.com/doclib/doclib/shared/httpapi"
-	"github.com/doclib/doclib/shared/usageplan"
 )
 
 // TestAPIResourcesAreTheRoutes checks that API Gateway knows exactly the

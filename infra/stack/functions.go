@@ -11,9 +11,9 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/doclib/doclib/shared/awsapp"
-	"github.com/doclib/doclib/shared/dynamo"
-	"github.com/doclib/doclib/shared/usageplan"
+	"github.com/doclib/doclib/shared/aws/lambdaapp"
+	"github.com/doclib/doclib/shared/aws/usageplan"
+	"github.com/doclib/doclib/shared/backend/dynamo"
 )
 
 // sizing is a function's memory and timeout. Lambda gives CPU in proportion
@@ -27,13 +27,13 @@ type sizing struct {
 }
 
 var sizes = map[string]sizing{
-	awsapp.FunctionLibraries:  {1024, 15, "libraries routes (a library graph is up to 2.3 MB of JSON)"},
-	awsapp.FunctionDocuments:  {512, 10, "documents routes"},
-	awsapp.FunctionSearch:     {1024, 15, "search route: Bedrock embedding and an OpenSearch query"},
-	awsapp.FunctionAuthorizer: {256, 5, "REQUEST authorizer: key, device and workspace lookups"},
+	lambdaapp.FunctionLibraries:  {1024, 15, "libraries routes (a library graph is up to 2.3 MB of JSON)"},
+	lambdaapp.FunctionDocuments:  {512, 10, "documents routes"},
+	lambdaapp.FunctionSearch:     {1024, 15, "search route: Bedrock embedding and an OpenSearch query"},
+	lambdaapp.FunctionAuthorizer: {256, 5, "REQUEST authorizer: key, device and workspace lookups"},
 	// A batch of 50 stream records may fan out to many documents, each
 	// re-read and re-embedded one text per Bedrock call.
-	awsapp.FunctionIndexer: {1024, 600, "DynamoDB stream to OpenSearch indexer and API Gateway usage keys"},
+	lambdaapp.FunctionIndexer: {1024, 600, "DynamoDB stream to OpenSearch indexer and API Gateway usage keys"},
 }
 
 // function is one Lambda function with its own role and log group.
@@ -48,7 +48,7 @@ type function struct {
 // OpenSearch access policy must name the search and indexer roles.
 func newRoles(s awscdk.Stack, cfg Config) map[string]awsiam.Role {
 	roles := map[string]awsiam.Role{}
-	for _, name := range awsapp.Functions {
+	for _, name := range lambdaapp.Functions {
 		roles[name] = awsiam.NewRole(s, jsii.String(fnID(name)+"Role"), &awsiam.RoleProps{
 			AssumedBy:   awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil),
 			Description: jsii.String(fmt.Sprintf("doclib %s: the %s function, least privilege", cfg.Customer, name)),
@@ -84,7 +84,7 @@ func newFunction(s awscdk.Stack, cfg Config, name, codeDir string, role awsiam.R
 		LogGroup:      logs,
 		Environment:   &env,
 	}
-	if name == awsapp.FunctionAuthorizer && cfg.AuthorizerReservedConcurrency > 0 {
+	if name == lambdaapp.FunctionAuthorizer && cfg.AuthorizerReservedConcurrency > 0 {
 		// Every request the cache misses needs the authorizer: reserved
 		// concurrency keeps it answering when other functions of the account
 		// take the rest (and caps it there).
@@ -104,7 +104,7 @@ func fnID(name string) string {
 
 // Partition-key prefixes that the functions write, for dynamodb:LeadingKeys
 // conditions (docs/dynamodb.md). TestLeadingKeysMatchTheStore checks them
-// against the keys shared/dynamo really writes.
+// against the keys shared/backend/dynamo really writes.
 const (
 	leadRateLimit = "RL#"  // a rate-limit window: RL#<bucket>#<window start>
 	leadWorkspace = "WS#"  // a workspace, its devices, key listings and AI credit
@@ -120,7 +120,7 @@ var (
 )
 
 // The attributes, besides the key, that the counters' UpdateItem calls name
-// (shared/dynamo/limits.go), for dynamodb:Attributes conditions.
+// (shared/backend/dynamo/limits.go), for dynamodb:Attributes conditions.
 // TestCountersMatchTheStore checks them against the requests the store makes.
 var (
 	attrsRateLimit = []string{"n", "exp"} // a window's count and its TTL
@@ -224,7 +224,7 @@ func apigwARN(path string) *string {
 }
 
 // grantUsageKeys lets the indexer keep API Gateway's API keys in step with
-// doclib's keys (shared/usageplan), and no other API keys: API keys are
+// doclib's keys (shared/aws/usageplan), and no other API keys: API keys are
 // account- and Region-wide, and every customer's stack shares the account.
 // The Syncer tags each key it creates usageplan.TagCustomer=<customer>, and
 // the policy holds it to that (API Gateway supports aws:RequestTag and
@@ -274,8 +274,8 @@ func grantUsageKeys(role awsiam.Role, customer string, planIDs []*string) {
 // envLimits are the rate limits of the API functions' handler.
 func envLimits(cfg Config) map[string]*string {
 	return map[string]*string{
-		awsapp.EnvKeyLimit: jsii.String(strconv.Itoa(cfg.KeyLimit)),
-		awsapp.EnvIPLimit:  jsii.String(strconv.Itoa(cfg.IPLimit)),
+		lambdaapp.EnvKeyLimit: jsii.String(strconv.Itoa(cfg.KeyLimit)),
+		lambdaapp.EnvIPLimit:  jsii.String(strconv.Itoa(cfg.IPLimit)),
 	}
 }
 
@@ -284,12 +284,12 @@ func envLimits(cfg Config) map[string]*string {
 // search role's OpenSearch grant names (searchAlias).
 func envSearch(cfg Config, b *searchBackend) map[string]*string {
 	return map[string]*string{
-		awsapp.EnvOpenSearchURL:     b.url,
-		awsapp.EnvOpenSearchService: jsii.String(b.service),
-		awsapp.EnvOpenSearchAlias:   jsii.String(searchAlias),
-		awsapp.EnvEmbedder:          jsii.String("bedrock"),
-		awsapp.EnvEmbedModel:        jsii.String(cfg.BedrockModel),
-		awsapp.EnvEmbedDimensions:   jsii.String(strconv.Itoa(cfg.EmbedDimensions)),
+		lambdaapp.EnvOpenSearchURL:     b.url,
+		lambdaapp.EnvOpenSearchService: jsii.String(b.service),
+		lambdaapp.EnvOpenSearchAlias:   jsii.String(searchAlias),
+		lambdaapp.EnvEmbedder:          jsii.String("bedrock"),
+		lambdaapp.EnvEmbedModel:        jsii.String(cfg.BedrockModel),
+		lambdaapp.EnvEmbedDimensions:   jsii.String(strconv.Itoa(cfg.EmbedDimensions)),
 	}
 }
 
@@ -321,7 +321,7 @@ func newOperatorRole(s awscdk.Stack, cfg Config) awsiam.Role {
 // grantReindex gives the operators' role what doclib-admin reindex does: scan
 // and read the table, embed with the stack's model, write the index, and
 // pause and resume the indexer's stream trigger around the rebuild
-// (shared/trigger) — that trigger only.
+// (shared/aws/trigger) — that trigger only.
 func grantReindex(role awsiam.Role, t awsdynamodb.Table, search *searchBackend, model string, mapping awslambda.EventSourceMapping) {
 	role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Sid:       jsii.String("ReadTable"),

@@ -8,7 +8,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/doclib/doclib/shared/dynamo"
+	"github.com/doclib/doclib/shared/backend/dynamo"
 )
 
 // Stream settings of the indexer.
@@ -19,7 +19,7 @@ const (
 	streamRetries = 5
 )
 
-// streamFilters keep the stream records the indexer acts on (shared/indexer
+// streamFilters keep the stream records the indexer acts on (shared/aws/indexer
 // Indexer.Affected) and drop the rest before Lambda is invoked: the rate
 // limiter's RL# windows (two writes per request, and their TTL deletes), the
 // AI-credit ledger's WS#…/CREDIT (one per search), devices, key listings,

@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	doclib "github.com/doclib/doclib/shared"
-	"github.com/doclib/doclib/shared/dynamo"
+	"github.com/doclib/doclib/shared/backend/dynamo"
 )
 
 // recorder is a DynamoDB client that records the partition keys each
@@ -50,7 +50,7 @@ func (r *recorder) UpdateItem(_ context.Context, in *dynamodb.UpdateItemInput, _
 }
 
 // TestLeadingKeysMatchTheStore checks the dynamodb:LeadingKeys prefixes of
-// the roles against the keys shared/dynamo really uses: the rate limiter's
+// the roles against the keys shared/backend/dynamo really uses: the rate limiter's
 // and the ledger's updates, and the authorizer's lookups of a key, its
 // workspace and its device.
 func TestLeadingKeysMatchTheStore(t *testing.T) {
@@ -137,7 +137,7 @@ func attributesOf(in *dynamodb.UpdateItemInput) []string {
 
 // TestCountersMatchTheStore checks the dynamodb:Attributes and
 // dynamodb:ReturnValues conditions of the counters' UpdateItem grants against
-// the requests shared/dynamo makes: each names only its grant's attributes
+// the requests shared/backend/dynamo makes: each names only its grant's attributes
 // and asks back at most the updated ones, so IAM lets it through, and the
 // grants allow nothing the store does not need.
 func TestCountersMatchTheStore(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 
-	"github.com/doclib/doclib/shared/awsapp"
+	"github.com/doclib/doclib/shared/aws/lambdaapp"
 )
 
 // Reasons of the cdk-nag AwsSolutions findings the stack accepts. Each is
@@ -71,7 +71,7 @@ func suppressFindings(s awscdk.Stack, cfg Config, a *api, search *searchBackend,
 		suppress(search.node, "AwsSolutions-OS3", reasonNoIPAllowList)
 		suppress(search.node, "AwsSolutions-OS4", reasonNoDedicatedMasters)
 		paths := "Resource::<" + ref(search.node) + ".Arn>/*"
-		suppress(fns[awsapp.FunctionIndexer].role, "AwsSolutions-IAM5", reasonDomainPaths, paths)
+		suppress(fns[lambdaapp.FunctionIndexer].role, "AwsSolutions-IAM5", reasonDomainPaths, paths)
 		suppress(operator, "AwsSolutions-IAM5", reasonDomainPaths, paths)
 	}
 	suppress(operator, "AwsSolutions-IAM5", reasonListMappings, "Resource::*")
@@ -80,7 +80,7 @@ func suppressFindings(s awscdk.Stack, cfg Config, a *api, search *searchBackend,
 	for _, tier := range Tiers {
 		keys = append(keys, apigw+"/usageplans/<"+ref(a.plans[tier].Node().DefaultChild())+">/keys/*")
 	}
-	suppress(fns[awsapp.FunctionIndexer].role, "AwsSolutions-IAM5", reasonAPIKeys, keys...)
+	suppress(fns[lambdaapp.FunctionIndexer].role, "AwsSolutions-IAM5", reasonAPIKeys, keys...)
 	for _, f := range fns {
 		suppress(f.role, "AwsSolutions-IAM5", reasonXRay, "Resource::*")
 	}

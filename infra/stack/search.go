@@ -8,7 +8,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/doclib/doclib/shared/opensearch"
+	"github.com/doclib/doclib/shared/backend/opensearch"
 )
 
 // engineVersion is the managed domain's engine: 2.19 is the first with faiss
@@ -22,7 +22,7 @@ const searchAlias = opensearch.DefaultAlias
 // OpenSearch access on a managed domain, path by path: OpenSearch Service
 // authorizes es:ESHttp<Method> on <domain-arn>/<path>.
 //
-// The search function makes two kinds of request (shared/opensearch): POST
+// The search function makes two kinds of request (shared/backend/opensearch): POST
 // /<alias>/_search for every search, and GET /<alias>/_mapping to check,
 // before its first search and then now and again, that the index holds
 // vectors of its embedder. It may make those and no other: a POST anywhere

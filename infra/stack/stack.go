@@ -12,14 +12,14 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/doclib/doclib/shared/awsapp"
-	"github.com/doclib/doclib/shared/usageplan"
+	"github.com/doclib/doclib/shared/aws/lambdaapp"
+	"github.com/doclib/doclib/shared/aws/usageplan"
 )
 
 // New declares the stack of cfg in scope. bins holds every function's built
 // bootstrap (Build or Prebuilt).
 func New(scope constructs.Construct, cfg Config, bins Binaries) (awscdk.Stack, error) {
-	for _, name := range awsapp.Functions {
+	for _, name := range lambdaapp.Functions {
 		if bins[name] == "" {
 			return nil, fmt.Errorf("stack: no binary for function %s", name)
 		}
@@ -33,41 +33,41 @@ func New(scope constructs.Construct, cfg Config, bins Binaries) (awscdk.Stack, e
 	table := newTable(s)
 	roles := newRoles(s, cfg)
 	operator := newOperatorRole(s, cfg)
-	search := newSearch(s, cfg, roles[awsapp.FunctionSearch], []awsiam.IRole{roles[awsapp.FunctionIndexer], operator}, cfg.retention())
+	search := newSearch(s, cfg, roles[lambdaapp.FunctionSearch], []awsiam.IRole{roles[lambdaapp.FunctionIndexer], operator}, cfg.retention())
 
-	base := map[string]*string{awsapp.EnvTable: table.TableName()}
+	base := map[string]*string{lambdaapp.EnvTable: table.TableName()}
 	envs := map[string]map[string]*string{
-		awsapp.FunctionLibraries: merge(base, envLimits(cfg)),
-		awsapp.FunctionDocuments: merge(base, envLimits(cfg)),
-		awsapp.FunctionSearch:    merge(base, envLimits(cfg), envSearch(cfg, search)),
+		lambdaapp.FunctionLibraries: merge(base, envLimits(cfg)),
+		lambdaapp.FunctionDocuments: merge(base, envLimits(cfg)),
+		lambdaapp.FunctionSearch:    merge(base, envLimits(cfg), envSearch(cfg, search)),
 		// The customer is part of every usage identifier the authorizer
 		// returns, as in the indexer's EnvUsagePlans.
-		awsapp.FunctionAuthorizer: merge(base, map[string]*string{awsapp.EnvCustomer: jsii.String(cfg.Customer)}),
+		lambdaapp.FunctionAuthorizer: merge(base, map[string]*string{lambdaapp.EnvCustomer: jsii.String(cfg.Customer)}),
 		// EnvUsagePlans is added once the API exists.
-		awsapp.FunctionIndexer: merge(base, envSearch(cfg, search)),
+		lambdaapp.FunctionIndexer: merge(base, envSearch(cfg, search)),
 	}
 	fns := map[string]*function{}
-	for _, name := range awsapp.Functions {
+	for _, name := range lambdaapp.Functions {
 		fns[name] = newFunction(s, cfg, name, bins[name], roles[name], envs[name])
 	}
 
 	// Least privilege, function by function (TestLeadingKeysMatchTheStore
-	// checks the prefixes against what shared/dynamo writes and reads).
-	for _, name := range []string{awsapp.FunctionLibraries, awsapp.FunctionDocuments, awsapp.FunctionSearch} {
+	// checks the prefixes against what shared/backend/dynamo writes and reads).
+	for _, name := range []string{lambdaapp.FunctionLibraries, lambdaapp.FunctionDocuments, lambdaapp.FunctionSearch} {
 		grantTableRead(roles[name], table)
 		grantRateLimits(roles[name], table)
 	}
-	grantCredit(roles[awsapp.FunctionSearch], table)
-	search.grant(roles[awsapp.FunctionSearch], false)
-	grantBedrock(roles[awsapp.FunctionSearch], cfg.BedrockModel)
-	grantTableRead(roles[awsapp.FunctionAuthorizer], table, leadKey, leadWorkspace)
-	grantTableRead(roles[awsapp.FunctionIndexer], table)
-	search.grant(roles[awsapp.FunctionIndexer], true)
-	grantBedrock(roles[awsapp.FunctionIndexer], cfg.BedrockModel)
+	grantCredit(roles[lambdaapp.FunctionSearch], table)
+	search.grant(roles[lambdaapp.FunctionSearch], false)
+	grantBedrock(roles[lambdaapp.FunctionSearch], cfg.BedrockModel)
+	grantTableRead(roles[lambdaapp.FunctionAuthorizer], table, leadKey, leadWorkspace)
+	grantTableRead(roles[lambdaapp.FunctionIndexer], table)
+	search.grant(roles[lambdaapp.FunctionIndexer], true)
+	grantBedrock(roles[lambdaapp.FunctionIndexer], cfg.BedrockModel)
 
 	api := newAPI(s, cfg, fns)
-	indexer := fns[awsapp.FunctionIndexer]
-	indexer.fn.AddEnvironment(jsii.String(awsapp.EnvUsagePlans), api.usagePlansEnv(cfg.Customer), nil)
+	indexer := fns[lambdaapp.FunctionIndexer]
+	indexer.fn.AddEnvironment(jsii.String(lambdaapp.EnvUsagePlans), api.usagePlansEnv(cfg.Customer), nil)
 	grantUsageKeys(indexer.role, cfg.Customer, api.planIDs())
 	failed, mapping := connectStream(s, table, indexer)
 	grantReindex(operator, table, search, cfg.BedrockModel, mapping)
@@ -80,7 +80,7 @@ func New(scope constructs.Construct, cfg Config, bins Binaries) (awscdk.Stack, e
 	output("ApiUrl", *api.rest.Url(), "Base URL of the API: append a route, e.g. <ApiUrl>libraries")
 	output("TableName", *table.TableName(), "DynamoDB table (doclib-admin --table)")
 	output("OpenSearchEndpoint", *search.endpoint, "OpenSearch "+cfg.Search+" endpoint ("+search.service+")")
-	output("UsagePlans", *api.usagePlansEnv(cfg.Customer), "Usage plan per tier, as "+awsapp.EnvUsagePlans+" takes them")
+	output("UsagePlans", *api.usagePlansEnv(cfg.Customer), "Usage plan per tier, as "+lambdaapp.EnvUsagePlans+" takes them")
 	for _, tier := range Tiers {
 		output("UsagePlan"+fnID(tier), *api.plans[tier].UsagePlanId(), "Usage plan of "+tier+" workspaces")
 	}

@@ -12,9 +12,9 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/cxapi"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/doclib/doclib/shared/awsapp"
-	"github.com/doclib/doclib/shared/dynamo"
-	"github.com/doclib/doclib/shared/usageplan"
+	"github.com/doclib/doclib/shared/aws/lambdaapp"
+	"github.com/doclib/doclib/shared/aws/usageplan"
+	"github.com/doclib/doclib/shared/backend/dynamo"
 )
 
 // env returns the environment of the function named name.
@@ -33,8 +33,8 @@ func TestFunctions(t *testing.T) {
 	for _, variant := range []map[string]any{defaultContext, customContext} {
 		s := synth(t, variant)
 		fns := s.resources("AWS::Lambda::Function")
-		if len(fns) != len(awsapp.Functions) {
-			t.Fatalf("%d functions, want %d", len(fns), len(awsapp.Functions))
+		if len(fns) != len(lambdaapp.Functions) {
+			t.Fatalf("%d functions, want %d", len(fns), len(lambdaapp.Functions))
 		}
 		roles := map[string]string{}
 		for _, f := range fns {
@@ -55,22 +55,22 @@ func TestFunctions(t *testing.T) {
 			}
 			roles[role] = f.ID
 		}
-		if len(s.resources("AWS::IAM::Role")) != len(awsapp.Functions)+2 {
+		if len(s.resources("AWS::IAM::Role")) != len(lambdaapp.Functions)+2 {
 			t.Errorf("%d roles: want one per function, the operators' and API Gateway's logging role", len(s.resources("AWS::IAM::Role")))
 		}
 		// Each function gets the variables it reads, and no other.
 		search := map[string]string{
-			awsapp.EnvOpenSearchURL: "", awsapp.EnvOpenSearchService: "es", awsapp.EnvOpenSearchAlias: searchAlias, awsapp.EnvEmbedder: "bedrock",
-			awsapp.EnvEmbedModel: s.cfg.BedrockModel, awsapp.EnvEmbedDimensions: itoa(s.cfg.EmbedDimensions),
+			lambdaapp.EnvOpenSearchURL: "", lambdaapp.EnvOpenSearchService: "es", lambdaapp.EnvOpenSearchAlias: searchAlias, lambdaapp.EnvEmbedder: "bedrock",
+			lambdaapp.EnvEmbedModel: s.cfg.BedrockModel, lambdaapp.EnvEmbedDimensions: itoa(s.cfg.EmbedDimensions),
 		}
-		limits := map[string]string{awsapp.EnvKeyLimit: itoa(s.cfg.KeyLimit), awsapp.EnvIPLimit: itoa(s.cfg.IPLimit)}
-		table := map[string]string{awsapp.EnvTable: ""}
+		limits := map[string]string{lambdaapp.EnvKeyLimit: itoa(s.cfg.KeyLimit), lambdaapp.EnvIPLimit: itoa(s.cfg.IPLimit)}
+		table := map[string]string{lambdaapp.EnvTable: ""}
 		wants := map[string]map[string]string{
-			awsapp.FunctionLibraries:  mergeStr(table, limits),
-			awsapp.FunctionDocuments:  mergeStr(table, limits),
-			awsapp.FunctionSearch:     mergeStr(table, limits, search),
-			awsapp.FunctionAuthorizer: mergeStr(table, map[string]string{awsapp.EnvCustomer: s.cfg.Customer}),
-			awsapp.FunctionIndexer:    mergeStr(table, search, map[string]string{awsapp.EnvUsagePlans: ""}),
+			lambdaapp.FunctionLibraries:  mergeStr(table, limits),
+			lambdaapp.FunctionDocuments:  mergeStr(table, limits),
+			lambdaapp.FunctionSearch:     mergeStr(table, limits, search),
+			lambdaapp.FunctionAuthorizer: mergeStr(table, map[string]string{lambdaapp.EnvCustomer: s.cfg.Customer}),
+			lambdaapp.FunctionIndexer:    mergeStr(table, search, map[string]string{lambdaapp.EnvUsagePlans: ""}),
 		}
 		for name, want := range wants {
 			env := s.env(t, name)
@@ -89,10 +89,10 @@ func TestFunctions(t *testing.T) {
 			if !reflect.DeepEqual(got, keys) {
 				t.Errorf("%s: environment %v, want %v", name, got, keys)
 			}
-			if !strings.HasPrefix(render(env[awsapp.EnvTable]), "<Table") {
-				t.Errorf("%s: table %v", name, env[awsapp.EnvTable])
+			if !strings.HasPrefix(render(env[lambdaapp.EnvTable]), "<Table") {
+				t.Errorf("%s: table %v", name, env[lambdaapp.EnvTable])
 			}
-			if u, ok := env[awsapp.EnvOpenSearchURL]; ok && !strings.HasPrefix(render(u), "https://") && !strings.HasSuffix(render(u), "CollectionEndpoint>") {
+			if u, ok := env[lambdaapp.EnvOpenSearchURL]; ok && !strings.HasPrefix(render(u), "https://") && !strings.HasSuffix(render(u), "CollectionEndpoint>") {
 				t.Errorf("%s: OpenSearch URL %s is not https://…", name, render(u))
 			}
 		}
@@ -208,7 +208,7 @@ func TestNoWildcardPermissions(t *testing.T) {
 func TestLeastPrivilege(t *testing.T) {
 	s := synth(t, defaultContext)
 	roleOf := map[string]string{}
-	for _, name := range awsapp.Functions {
+	for _, name := range lambdaapp.Functions {
 		for _, f := range s.resources("AWS::Lambda::Function") {
 			if f.ID == s.functionID(t, name) {
 				roleOf[name], _ = getAtt(f.Props["Role"])
@@ -230,7 +230,7 @@ func TestLeastPrivilege(t *testing.T) {
 		}
 	}
 	has := func(name, action string) bool { return len(actions[name][action]) > 0 }
-	for _, name := range awsapp.Functions {
+	for _, name := range lambdaapp.Functions {
 		for a := range actions[name] {
 			if strings.HasPrefix(a, "dynamodb:") && !slices.Contains(append(append([]string{"dynamodb:UpdateItem"}, tableReadActions...), streamActions...), a) {
 				t.Errorf("%s may %s", name, a)
@@ -254,7 +254,7 @@ func TestLeastPrivilege(t *testing.T) {
 	rateLimits := counter("RL#*", attrsRateLimit...)
 	credit := counter("WS#*", attrsCredit...)
 	for name, want := range map[string][]string{
-		awsapp.FunctionLibraries: {rateLimits}, awsapp.FunctionDocuments: {rateLimits}, awsapp.FunctionSearch: {rateLimits, credit},
+		lambdaapp.FunctionLibraries: {rateLimits}, lambdaapp.FunctionDocuments: {rateLimits}, lambdaapp.FunctionSearch: {rateLimits, credit},
 	} {
 		var got []string
 		for _, up := range actions[name]["dynamodb:UpdateItem"] {
@@ -277,20 +277,20 @@ func TestLeastPrivilege(t *testing.T) {
 			t.Errorf("%s: UpdateItem %v, want %v", name, got, want)
 		}
 	}
-	for _, name := range []string{awsapp.FunctionAuthorizer, awsapp.FunctionIndexer} {
+	for _, name := range []string{lambdaapp.FunctionAuthorizer, lambdaapp.FunctionIndexer} {
 		if has(name, "dynamodb:UpdateItem") {
 			t.Errorf("%s may write the table", name)
 		}
 	}
-	if reads := actions[awsapp.FunctionAuthorizer]["dynamodb:GetItem"]; len(reads) != 1 || !reflect.DeepEqual(leading(reads[0]), []any{"KEY#*", "WS#*"}) {
+	if reads := actions[lambdaapp.FunctionAuthorizer]["dynamodb:GetItem"]; len(reads) != 1 || !reflect.DeepEqual(leading(reads[0]), []any{"KEY#*", "WS#*"}) {
 		t.Errorf("authorizer reads %v, want only key and workspace partitions", reads)
 	}
-	for _, name := range awsapp.Functions {
-		search := name == awsapp.FunctionSearch || name == awsapp.FunctionIndexer
+	for _, name := range lambdaapp.Functions {
+		search := name == lambdaapp.FunctionSearch || name == lambdaapp.FunctionIndexer
 		if has(name, "bedrock:InvokeModel") != search || has(name, "es:ESHttpPost") != search {
 			t.Errorf("%s: Bedrock %v, OpenSearch %v", name, has(name, "bedrock:InvokeModel"), has(name, "es:ESHttpPost"))
 		}
-		writes := name == awsapp.FunctionIndexer
+		writes := name == lambdaapp.FunctionIndexer
 		if has(name, "es:ESHttpPut") != writes || has(name, "es:ESHttpGet") != search || has(name, "apigateway:POST") != writes ||
 			has(name, "dynamodb:GetRecords") != writes {
 			t.Errorf("%s: OpenSearch reads of mappings or writes, API key management or stream reads where only the indexer should have them", name)
@@ -301,7 +301,7 @@ func TestLeastPrivilege(t *testing.T) {
 	// /_delete_by_query and /_aliases too, a POST on _mapping changes it.
 	domain := s.one(t, "AWS::OpenSearchService::Domain").ID
 	var esSearch []string
-	for a, sts := range actions[awsapp.FunctionSearch] {
+	for a, sts := range actions[lambdaapp.FunctionSearch] {
 		if !strings.HasPrefix(a, "es:") {
 			continue
 		}
@@ -317,7 +317,7 @@ func TestLeastPrivilege(t *testing.T) {
 	if !slices.Equal(esSearch, want) {
 		t.Errorf("search role's OpenSearch grants %v, want only %v", esSearch, want)
 	}
-	for _, st := range actions[awsapp.FunctionSearch]["bedrock:InvokeModel"] {
+	for _, st := range actions[lambdaapp.FunctionSearch]["bedrock:InvokeModel"] {
 		if !reflect.DeepEqual(st.resources, []string{"arn:<AWS::Partition>:bedrock:<AWS::Region>::foundation-model/" + s.cfg.BedrockModel}) {
 			t.Errorf("Bedrock on %v", st.resources)
 		}
@@ -335,7 +335,7 @@ func TestIndexerManagesOnlyItsOwnApiKeys(t *testing.T) {
 		s := synth(t, variant)
 		role, _ := getAtt(func() any {
 			for _, f := range s.resources("AWS::Lambda::Function") {
-				if f.ID == s.functionID(t, awsapp.FunctionIndexer) {
+				if f.ID == s.functionID(t, lambdaapp.FunctionIndexer) {
 					return f.Props["Role"]
 				}
 			}
@@ -638,7 +638,7 @@ func TestAlarms(t *testing.T) {
 			names[strings.TrimPrefix(a.Props["AlarmName"].(string), s.cfg.ResourcePrefix()+"-")] = a.Props
 		}
 		want := []string{"Api5xx", "ApiLatencyP99", "Api429", "IndexerIteratorAge", "IndexerFailures"}
-		for _, name := range awsapp.Functions {
+		for _, name := range lambdaapp.Functions {
 			want = append(want, fnID(name)+"Errors", fnID(name)+"Throttles")
 		}
 		for _, w := range want {

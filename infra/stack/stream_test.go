@@ -9,8 +9,8 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	doclib "github.com/doclib/doclib/shared"
-	"github.com/doclib/doclib/shared/awsapp"
-	"github.com/doclib/doclib/shared/indexer"
+	"github.com/doclib/doclib/shared/aws/indexer"
+	"github.com/doclib/doclib/shared/aws/lambdaapp"
 )
 
 // nopUsage turns the indexer's usage sync on, as DOCLIB_USAGE_PLANS does.
@@ -134,7 +134,7 @@ func TestAuthorizerReservedConcurrency(t *testing.T) {
 		s := synth(t, variant)
 		for _, f := range s.resources("AWS::Lambda::Function") {
 			got, set := f.Props["ReservedConcurrentExecutions"]
-			want := s.cfg.AuthorizerReservedConcurrency > 0 && f.ID == s.functionID(t, awsapp.FunctionAuthorizer)
+			want := s.cfg.AuthorizerReservedConcurrency > 0 && f.ID == s.functionID(t, lambdaapp.FunctionAuthorizer)
 			if set != want || (want && got != float64(s.cfg.AuthorizerReservedConcurrency)) {
 				t.Errorf("%s: reserved concurrency %v (set %v), want %d on the authorizer only", f.ID, got, set, s.cfg.AuthorizerReservedConcurrency)
 			}

@@ -15,7 +15,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 
-	"github.com/doclib/doclib/shared/awsapp"
+	"github.com/doclib/doclib/shared/aws/lambdaapp"
 )
 
 // The tests synthesize two variants once each: the defaults (managed
@@ -54,7 +54,7 @@ func run(m *testing.M) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if bins, err = Build(root, dir, awsapp.Functions); err != nil {
+	if bins, err = Build(root, dir, lambdaapp.Functions); err != nil {
 		return 0, err
 	}
 	return m.Run(), nil

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"unicode"
 
-	"github.com/doclib/doclib/shared/dataset"
+	"github.com/doclib/doclib/shared/data/dataset"
 )
 
 // biggestLibrary is the full key's library with the most documents.

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/doclib/doclib/shared/dataset"
+	"github.com/doclib/doclib/shared/data/dataset"
 )
 
 // checkLibrary compares a library with the demo data: its labels are exactly

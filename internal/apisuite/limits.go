@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/doclib/doclib/shared/dataset"
+	"github.com/doclib/doclib/shared/data/dataset"
 )
 
 // needIPBudget skips t when the client's address may not have n requests

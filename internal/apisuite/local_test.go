@@ -8,8 +8,8 @@ import (
 
 	"github.com/doclib/doclib/internal/apisuite"
 	"github.com/doclib/doclib/internal/apitest"
+	"github.com/doclib/doclib/shared/backend/memory"
 	"github.com/doclib/doclib/shared/httpapi"
-	"github.com/doclib/doclib/shared/memory"
 )
 
 // localServer serves what `go run ./cmd/doclib-server` serves with the given

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/doclib/doclib/shared/dataset"
-	"github.com/doclib/doclib/shared/demo"
+	"github.com/doclib/doclib/shared/data/dataset"
+	"github.com/doclib/doclib/shared/data/demo"
 )
 
 // model is the demo data set as the data-set file states it, with every
@@ -40,7 +40,7 @@ type model struct {
 	suspended   *dataset.APIKey // suspended subscription
 }
 
-// loadModel reads demo.json (the bytes shared/demo embeds) as a plain data-set
+// loadModel reads demo.json (the bytes shared/data/demo embeds) as a plain data-set
 // file.
 func loadModel() (*model, error) {
 	m := &model{workspaces: map[string]*dataset.Workspace{}, devices: map[string]*dataset.Device{},

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/doclib/doclib/shared/dataset"
+	"github.com/doclib/doclib/shared/data/dataset"
 )
 
 // recordingsPage fetches a page of a document's source recordings and checks

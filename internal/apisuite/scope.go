@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/doclib/doclib/shared/dataset"
+	"github.com/doclib/doclib/shared/data/dataset"
 )
 
 // testScope: scope is a security boundary. A key that sees some libraries of

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"unicode"
 
-	"github.com/doclib/doclib/shared/dataset"
+	"github.com/doclib/doclib/shared/data/dataset"
 )
 
 var signals = []string{"lexical", "fuzzy", "semantic", "source_recordings", "fallback"}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/doclib/doclib/shared/dataset"
+	"github.com/doclib/doclib/shared/data/dataset"
 )
 
 // The fields of each resource, from read-api.md and, where it says "not

@@ -26,7 +26,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/doclib/doclib/shared/dataset"
+	"github.com/doclib/doclib/shared/data/dataset"
 )
 
 // Target is a running API to check, and what it is allowed to do differently.

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/doclib/doclib/shared/dataset"
+	"github.com/doclib/doclib/shared/data/dataset"
 )
 
 // checkTraversal walks from root as key and compares the answer with the walk

@@ -14,12 +14,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/doclib/doclib/shared/dataset"
-	"github.com/doclib/doclib/shared/demo"
-	"github.com/doclib/doclib/shared/embed"
+	"github.com/doclib/doclib/shared/backend/localsearch"
+	"github.com/doclib/doclib/shared/backend/memory"
+	"github.com/doclib/doclib/shared/backend/offline"
+	"github.com/doclib/doclib/shared/data/dataset"
+	"github.com/doclib/doclib/shared/data/demo"
 	"github.com/doclib/doclib/shared/httpapi"
-	"github.com/doclib/doclib/shared/localsearch"
-	"github.com/doclib/doclib/shared/memory"
 	"github.com/doclib/doclib/shared/search"
 	"github.com/doclib/doclib/shared/service"
 )
@@ -31,7 +31,7 @@ func Service(now func() time.Time) (*dataset.Data, *service.Service, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	e, err := embed.NewHashing(0, nil)
+	e, err := offline.NewHashing(0, nil)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -85,7 +85,7 @@ func TestDynamoDBActionTheRoleLacksIsDenied(t *testing.T) {
 	}
 }
 
-// The rate limiter's UpdateItem, as shared/dynamo sends it, against the
+// The rate limiter's UpdateItem, as shared/backend/dynamo sends it, against the
 // template's UpdateRateLimits statement: the partition must start with RL#,
 // the request may name only pk, sk, n and exp, and return nothing else.
 func TestDynamoDBFineGrainedConditions(t *testing.T) {

@@ -5,7 +5,7 @@
 // x-amzn-ErrorType, a JSON body with a message).
 //
 // doclib's indexer keeps API keys in step with doclib's keys through it
-// (shared/usageplan), and the stand-in's REST API asks it for the key that a
+// (shared/aws/usageplan), and the stand-in's REST API asks it for the key that a
 // request's usageIdentifierKey names (KeyByValue), as API Gateway does for a
 // stage whose apiKeySource is AUTHORIZER.
 //

@@ -33,7 +33,7 @@
 // Accept one that of the content type.
 //
 // What differs from Bedrock: the vectors come from the project's offline
-// hashing embedder (shared/embed) at the requested dimensions, so they are
+// hashing embedder (shared/backend/offline) at the requested dimensions, so they are
 // deterministic and carry shared words, word forms, misspellings and the
 // thesaurus's synonyms, not meaning; tokens are estimated (TokenCount), not
 // counted by Titan's tokenizer; it neither authenticates nor authorises (the
@@ -65,7 +65,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/doclib/doclib/shared/analysis"
-	"github.com/doclib/doclib/shared/embed"
+	"github.com/doclib/doclib/shared/backend/offline"
 )
 
 // Titan Text Embeddings V2's identity and limits.
@@ -117,7 +117,7 @@ func Delay(d time.Duration) Failure { return Failure{Delay: d} }
 // concurrent use.
 type Server struct {
 	mux       *http.ServeMux
-	embedders map[int]*embed.Hashing // by dimensions
+	embedders map[int]*offline.Hashing // by dimensions
 	calls     atomic.Int64
 	requestID atomic.Int64
 
@@ -129,10 +129,10 @@ type Server struct {
 
 // New returns a fake that answers every valid call at once.
 func New() *Server {
-	s := &Server{embedders: map[int]*embed.Hashing{}, mux: http.NewServeMux()}
+	s := &Server{embedders: map[int]*offline.Hashing{}, mux: http.NewServeMux()}
 	a := analysis.New() // its stem cache serves all three lengths
 	for _, d := range dimensions {
-		h, err := embed.NewHashing(d, a)
+		h, err := offline.NewHashing(d, a)
 		if err != nil {
 			panic(err) // 256 to 1024 are within the embedder's range
 		}
@@ -491,7 +491,7 @@ func typeName(v any) string {
 // counts (punctuation, only stop words) would get a zero vector, which no
 // model returns and cosine similarity cannot use: it gets one dimension
 // picked by a hash of the text instead.
-func vector(h *embed.Hashing, text string) []float32 {
+func vector(h *offline.Hashing, text string) []float32 {
 	v := h.Vector(text)
 	for _, x := range v {
 		if x != 0 {

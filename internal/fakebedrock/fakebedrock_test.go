@@ -22,7 +22,7 @@ import (
 	brtypes "github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/aws/smithy-go"
 
-	"github.com/doclib/doclib/shared/bedrock"
+	"github.com/doclib/doclib/shared/backend/bedrock"
 )
 
 // start serves s and returns the SDK's client for it, configured as in

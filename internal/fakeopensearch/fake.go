@@ -20,7 +20,7 @@
 // "lexical" (every analysed term present in one of the *_terms fields, scored by
 // the number of term occurrences) and it ignores fuzzy and k-NN clauses. The
 // ranking rules themselves are tested against a real cluster by the
-// shared/opensearch suite when DOCLIB_TEST_OPENSEARCH_URL is set. A valid
+// shared/backend/opensearch suite when DOCLIB_TEST_OPENSEARCH_URL is set. A valid
 // clause or endpoint the fake does not implement is a 400 too (type
 // fake_unsupported, not recorded as a refusal), so a change in what doclib
 // sends fails loudly.

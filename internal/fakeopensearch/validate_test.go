@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/doclib/doclib/shared/opensearch"
+	"github.com/doclib/doclib/shared/backend/opensearch"
 )
 
 // send makes a request with a Content-Type, as doclib's client does.
@@ -40,10 +40,10 @@ func mustJSON(t *testing.T, v any) string {
 	return string(b)
 }
 
-// golden reads a request body shared/opensearch checks its code against.
+// golden reads a request body shared/backend/opensearch checks its code against.
 func golden(t *testing.T, name string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "shared", "opensearch", "testdata", name))
+	b, err := os.ReadFile(filepath.Join("..", "..", "shared", "backend", "opensearch", "testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ const (
 	appJSON = "application/json"
 )
 
-// TestAcceptsWhatDoclibSends: every request shared/opensearch makes, with the
+// TestAcceptsWhatDoclibSends: every request shared/backend/opensearch makes, with the
 // bodies its own code builds (Mapping) or its golden files hold (the search
 // bodies), passes the validation, and the fake serves it.
 func TestAcceptsWhatDoclibSends(t *testing.T) {

@@ -17,7 +17,7 @@ const (
 )
 
 // BM25 is a textbook BM25 ranking over one field that holds exactly the text
-// doclib's word match indexes for a document (shared/localsearch, buildLexical):
+// doclib's word match indexes for a document (shared/backend/localsearch, buildLexical):
 // its title, the strings of its content and its labels (category, tags,
 // applications), analysed by shared/analysis. A document's terms are the
 // terms of its words that are not stop words.

@@ -10,7 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/doclib/doclib/shared/dataset"
+	"github.com/doclib/doclib/shared/data/dataset"
 )
 
 // Bounds of the API's q (read-api.md; shared/httpapi/params.go), in characters
@@ -41,7 +41,7 @@ const (
 )
 
 // Titles. titleChars is the data set's limit on a document title
-// (shared/dataset/limits.go, maxTitleChars); titleWords is how many words of
+// (shared/data/dataset/limits.go, maxTitleChars); titleWords is how many words of
 // the text stand in for a missing title.
 const (
 	titleChars = 500

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/doclib/doclib/shared/dataset"
-	"github.com/doclib/doclib/shared/setup"
+	"github.com/doclib/doclib/shared/data/dataset"
+	"github.com/doclib/doclib/shared/settings"
 )
 
 const tiny = "testdata/tiny"
@@ -228,7 +228,7 @@ func TestCutQuery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := NewHandler(context.Background(), d, setup.Embedder{}, setup.Rules{})
+	h, err := NewHandler(context.Background(), d, settings.Embedder{}, settings.Rules{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,7 +379,7 @@ func TestRunThroughTheHandler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := NewEngine(ctx, d, setup.Embedder{}, setup.Rules{}, nil)
+	e, err := NewEngine(ctx, d, settings.Embedder{}, settings.Rules{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -484,14 +484,14 @@ func TestRunThroughTheHandler(t *testing.T) {
 func TestEvaluate(t *testing.T) {
 	c := load(t, tiny)
 	var stages []string
-	r, err := Evaluate(context.Background(), c, setup.Embedder{}, setup.Rules{}, func(s string) { stages = append(stages, s) }, nil, Options{})
+	r, err := Evaluate(context.Background(), c, settings.Embedder{}, settings.Rules{}, func(s string) { stages = append(stages, s) }, nil, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(stages, []string{"indexing 5 documents", "3 queries"}) || r.Embedder == "" || r.Timing.Wall <= 0 {
 		t.Errorf("stages %q, embedder %q, wall %v", stages, r.Embedder, r.Timing.Wall)
 	}
-	if _, err := Evaluate(context.Background(), c, setup.Embedder{Kind: "nope"}, setup.Rules{}, nil, nil, Options{}); err == nil {
+	if _, err := Evaluate(context.Background(), c, settings.Embedder{Kind: "nope"}, settings.Rules{}, nil, nil, Options{}); err == nil {
 		t.Error("an unknown embedder was accepted")
 	}
 }

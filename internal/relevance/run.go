@@ -13,12 +13,12 @@ import (
 	"time"
 
 	"github.com/doclib/doclib/shared/api"
-	"github.com/doclib/doclib/shared/dataset"
+	"github.com/doclib/doclib/shared/backend/memory"
+	"github.com/doclib/doclib/shared/data/dataset"
 	"github.com/doclib/doclib/shared/httpapi"
-	"github.com/doclib/doclib/shared/memory"
 	"github.com/doclib/doclib/shared/search"
 	"github.com/doclib/doclib/shared/service"
-	"github.com/doclib/doclib/shared/setup"
+	"github.com/doclib/doclib/shared/settings"
 )
 
 // Engine is doclib as doclib-server runs it by default over one data set: the
@@ -35,7 +35,7 @@ type Engine struct {
 // builds it with --store memory --search embedded --no-rate-limits and the
 // given embedder and rules settings (zero values: the offline embedder and its
 // default rules).
-func NewHandler(ctx context.Context, d *dataset.Data, emb setup.Embedder, rules setup.Rules) (http.Handler, error) {
+func NewHandler(ctx context.Context, d *dataset.Data, emb settings.Embedder, rules settings.Rules) (http.Handler, error) {
 	e, err := NewEngine(ctx, d, emb, rules, nil)
 	if err != nil {
 		return nil, err
@@ -45,7 +45,7 @@ func NewHandler(ctx context.Context, d *dataset.Data, emb setup.Embedder, rules 
 
 // NewEngine is NewHandler that also says which embedder and rules it runs, and
 // reports the embedding's progress (progress may be nil).
-func NewEngine(ctx context.Context, d *dataset.Data, emb setup.Embedder, rules setup.Rules, progress func(done, total int)) (*Engine, error) {
+func NewEngine(ctx context.Context, d *dataset.Data, emb settings.Embedder, rules settings.Rules, progress func(done, total int)) (*Engine, error) {
 	searcher, err := newSearcher(ctx, d, emb, rules, progress)
 	if err != nil {
 		return nil, err
@@ -58,8 +58,8 @@ func NewEngine(ctx context.Context, d *dataset.Data, emb setup.Embedder, rules s
 }
 
 // newSearcher builds the embedded search engine as cmd/doclib-server does for
-// --search embedded: both call setup.Rules.Local.
-func newSearcher(ctx context.Context, d *dataset.Data, emb setup.Embedder, rs setup.Rules, progress func(done, total int)) (*search.Searcher, error) {
+// --search embedded: both call settings.Rules.Local.
+func newSearcher(ctx context.Context, d *dataset.Data, emb settings.Embedder, rs settings.Rules, progress func(done, total int)) (*search.Searcher, error) {
 	embedder, err := emb.Build(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("embedder: %w", err)
@@ -202,7 +202,7 @@ feed:
 // Evaluate is the whole evaluation of one collection: its data set, doclib's
 // handler over it built with the given embedder and rules settings, and Run.
 // stage, when set, is told what starts ("indexing 1,033 documents").
-func Evaluate(ctx context.Context, c *Collection, emb setup.Embedder, rules setup.Rules, stage func(string),
+func Evaluate(ctx context.Context, c *Collection, emb settings.Embedder, rules settings.Rules, stage func(string),
 	embedProgress func(done, total int), opts Options) (*Report, error) {
 	start := time.Now()
 	if stage == nil {

@@ -13,9 +13,9 @@ import (
 	"testing"
 
 	"github.com/doclib/doclib/internal/fixture"
-	"github.com/doclib/doclib/shared/dataset"
-	"github.com/doclib/doclib/shared/demo"
-	"github.com/doclib/doclib/shared/embed"
+	"github.com/doclib/doclib/shared/backend/offline"
+	"github.com/doclib/doclib/shared/data/dataset"
+	"github.com/doclib/doclib/shared/data/demo"
 	"github.com/doclib/doclib/shared/search"
 )
 
@@ -37,7 +37,7 @@ type env struct {
 
 func newEnv(t testing.TB, f Factory, d *dataset.Data) *env {
 	t.Helper()
-	e, err := embed.NewHashing(0, nil)
+	e, err := offline.NewHashing(0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

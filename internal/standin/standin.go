@@ -47,8 +47,8 @@ import (
 	"github.com/doclib/doclib/internal/iampolicy"
 	"github.com/doclib/doclib/internal/lambdaemu"
 	"github.com/doclib/doclib/internal/restapi"
-	"github.com/doclib/doclib/shared/dataset"
-	"github.com/doclib/doclib/shared/dynamo"
+	"github.com/doclib/doclib/shared/backend/dynamo"
+	"github.com/doclib/doclib/shared/data/dataset"
 )
 
 // Options configure a stand-in.

@@ -20,8 +20,8 @@ import (
 	"github.com/doclib/doclib/internal/dynalitetest"
 	"github.com/doclib/doclib/internal/fakebedrock"
 	"github.com/doclib/doclib/internal/standin"
-	"github.com/doclib/doclib/shared/demo"
-	"github.com/doclib/doclib/shared/dynamo"
+	"github.com/doclib/doclib/shared/backend/dynamo"
+	"github.com/doclib/doclib/shared/data/demo"
 )
 
 // The stack is synthesized once and run once for the test binary: the

@@ -13,7 +13,7 @@ import (
 
 	"github.com/doclib/doclib/internal/fixture"
 	doclib "github.com/doclib/doclib/shared"
-	"github.com/doclib/doclib/shared/dataset"
+	"github.com/doclib/doclib/shared/data/dataset"
 )
 
 // Factory returns a store holding d.

@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/doclib/doclib/shared/api"
-	"github.com/doclib/doclib/shared/dataset"
-	"github.com/doclib/doclib/shared/demo"
+	"github.com/doclib/doclib/shared/backend/memory"
+	"github.com/doclib/doclib/shared/data/dataset"
+	"github.com/doclib/doclib/shared/data/demo"
 	"github.com/doclib/doclib/shared/httpapi"
-	"github.com/doclib/doclib/shared/memory"
 	"github.com/doclib/doclib/shared/service"
 )
 

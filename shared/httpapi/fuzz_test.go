@@ -10,8 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/doclib/doclib/internal/fixture"
+	"github.com/doclib/doclib/shared/backend/memory"
 	"github.com/doclib/doclib/shared/httpapi"
-	"github.com/doclib/doclib/shared/memory"
 	"github.com/doclib/doclib/shared/service"
 )
 

@@ -15,12 +15,12 @@ import (
 	"github.com/doclib/doclib/internal/fixture"
 	"github.com/doclib/doclib/internal/oapitest"
 	doclib "github.com/doclib/doclib/shared"
-	"github.com/doclib/doclib/shared/dataset"
-	"github.com/doclib/doclib/shared/dynamo"
-	"github.com/doclib/doclib/shared/embed"
+	"github.com/doclib/doclib/shared/backend/dynamo"
+	"github.com/doclib/doclib/shared/backend/localsearch"
+	"github.com/doclib/doclib/shared/backend/memory"
+	"github.com/doclib/doclib/shared/backend/offline"
+	"github.com/doclib/doclib/shared/data/dataset"
 	"github.com/doclib/doclib/shared/httpapi"
-	"github.com/doclib/doclib/shared/localsearch"
-	"github.com/doclib/doclib/shared/memory"
 	"github.com/doclib/doclib/shared/search"
 	"github.com/doclib/doclib/shared/service"
 )
@@ -108,7 +108,7 @@ func searchOptions(t testing.TB, d *dataset.Data, o options, ledger doclib.Ledge
 	t.Helper()
 	var e search.Embedder = o.embedder
 	if e == nil {
-		h, err := embed.NewHashing(0, nil)
+		h, err := offline.NewHashing(0, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,7 +116,7 @@ func searchOptions(t testing.TB, d *dataset.Data, o options, ledger doclib.Ledge
 	}
 	backend := o.backend
 	if backend == nil {
-		h, _ := embed.NewHashing(0, nil)
+		h, _ := offline.NewHashing(0, nil)
 		x, err := localsearch.Build(context.Background(), d, h, localsearch.Options{})
 		if err != nil {
 			t.Fatal(err)

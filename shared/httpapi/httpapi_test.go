@@ -13,8 +13,8 @@ import (
 	"github.com/doclib/doclib/internal/fixture"
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/api"
+	"github.com/doclib/doclib/shared/backend/memory"
 	"github.com/doclib/doclib/shared/httpapi"
-	"github.com/doclib/doclib/shared/memory"
 	"github.com/doclib/doclib/shared/service"
 )
 

@@ -12,7 +12,7 @@ import (
 
 	"github.com/doclib/doclib/internal/fixture"
 	"github.com/doclib/doclib/shared/api"
-	"github.com/doclib/doclib/shared/dataset"
+	"github.com/doclib/doclib/shared/data/dataset"
 	"github.com/doclib/doclib/shared/search"
 )
 

@@ -9,7 +9,7 @@ import (
 
 // Embedder turns texts into vectors for the meaning matches (the semantic and
 // source_recordings signals). Implementations: the offline hashing embedder in
-// shared/embed, an OpenAI-compatible HTTP embedder in shared/openai, and Bedrock
+// shared/backend/offline, an OpenAI-compatible HTTP embedder in shared/backend/openai, and Bedrock
 // (a later issue).
 type Embedder interface {
 	// Embed returns one vector per text, in the order given, each of length

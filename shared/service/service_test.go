@@ -12,9 +12,9 @@ import (
 	"testing"
 
 	doclib "github.com/doclib/doclib/shared"
-	"github.com/doclib/doclib/shared/demo"
+	"github.com/doclib/doclib/shared/backend/memory"
+	"github.com/doclib/doclib/shared/data/demo"
 	"github.com/doclib/doclib/shared/httpapi"
-	"github.com/doclib/doclib/shared/memory"
 	"github.com/doclib/doclib/shared/service"
 )
 

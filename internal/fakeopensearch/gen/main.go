@@ -26,7 +26,7 @@ const (
 	outFile  = "opensearch-2.19-doclib.yaml"
 )
 
-// Paths are the endpoints doclib calls (shared/opensearch).
+// Paths are the endpoints doclib calls (shared/backend/opensearch).
 var Paths = []string{
 	"/_alias/{name}",
 	"/_aliases",

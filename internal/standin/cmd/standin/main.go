@@ -3,7 +3,7 @@
 // imports a data set, lets the stream index it, and serves the API until
 // interrupted. scripts/standin runs it:
 //
-//	scripts/standin --data shared/demo/demo.json --addr 127.0.0.1:8090
+//	scripts/standin --data shared/data/demo/demo.json --addr 127.0.0.1:8090
 package main
 
 import (
@@ -19,8 +19,8 @@ import (
 
 	"github.com/doclib/doclib/internal/dynalitetest"
 	"github.com/doclib/doclib/internal/standin"
-	"github.com/doclib/doclib/shared/dataset"
-	"github.com/doclib/doclib/shared/demo"
+	"github.com/doclib/doclib/shared/data/dataset"
+	"github.com/doclib/doclib/shared/data/demo"
 )
 
 func main() {

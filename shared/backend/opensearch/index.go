@@ -1,0 +1,343 @@
+package opensearch
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	doclib "github.com/doclib/doclib/shared"
+	"github.com/doclib/doclib/shared/data/dataset"
+	"github.com/doclib/doclib/shared/search"
+)
+
+// Upsert implements search.Index: one bulk request that (re)writes the
+// documents through the alias. Writing the same documents again changes
+// nothing.
+func (b *Backend) Upsert(ctx context.Context, docs []search.IndexDoc) error {
+	return b.upsertInto(ctx, b.alias, docs, nil)
+}
+
+// upsertInto bulk-indexes docs into index (an alias or a concrete index).
+func (b *Backend) upsertInto(ctx context.Context, index string, docs []search.IndexDoc, refresh url.Values) error {
+	if len(docs) == 0 {
+		return nil
+	}
+	var body bytes.Buffer
+	for _, d := range docs {
+		if len(d.Vector) != b.dims {
+			return fmt.Errorf("opensearch: document %s has a vector of %d dimensions, the index %d", d.ID, len(d.Vector), b.dims)
+		}
+		body.Write(mustJSON(map[string]any{"index": map[string]any{"_index": index, "_id": d.ID}}))
+		body.WriteByte('\n')
+		body.Write(mustJSON(newSource(b.analyzer, d)))
+		body.WriteByte('\n')
+	}
+	return b.bulk(ctx, body.Bytes(), refresh, false)
+}
+
+// Delete implements search.Index. A document already gone is not an error.
+func (b *Backend) Delete(ctx context.Context, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	var body bytes.Buffer
+	for _, id := range ids {
+		body.Write(mustJSON(map[string]any{"delete": map[string]any{"_index": b.alias, "_id": id}}))
+		body.WriteByte('\n')
+	}
+	return b.bulk(ctx, body.Bytes(), nil, true)
+}
+
+// bulkResponse names the items that failed.
+type bulkResponse struct {
+	Errors bool `json:"errors"`
+	Items  []map[string]struct {
+		ID     string `json:"_id"`
+		Status int    `json:"status"`
+		Error  *struct {
+			Type   string `json:"type"`
+			Reason string `json:"reason"`
+		} `json:"error"`
+	} `json:"items"`
+}
+
+func (b *Backend) bulk(ctx context.Context, body []byte, params url.Values, deleting bool) error {
+	var resp bulkResponse
+	if err := b.do(ctx, http.MethodPost, "/_bulk", params, body, &resp); err != nil {
+		return err
+	}
+	if !resp.Errors {
+		return nil
+	}
+	var problems []string
+	retryable := false
+	for _, it := range resp.Items {
+		for _, r := range it {
+			if r.Status/100 == 2 || (deleting && r.Status == http.StatusNotFound) {
+				continue
+			}
+			reason := fmt.Sprint(r.Status)
+			if r.Error != nil {
+				reason = r.Error.Type + ": " + r.Error.Reason
+			}
+			if r.Status == 429 || r.Status >= 500 {
+				retryable = true
+			}
+			if len(problems) < 5 {
+				problems = append(problems, r.ID+" ("+reason+")")
+			}
+		}
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	err := fmt.Errorf("opensearch: bulk: items failed: %s", strings.Join(problems, "; "))
+	if retryable {
+		return doclib.Unavailable(err)
+	}
+	return err
+}
+
+// ErrIncompatible says the index behind the alias was built for another
+// embedder or an older mapping: its vectors cannot be compared with this
+// program's. A reindex cures it.
+var ErrIncompatible = errors.New("the index is incompatible; rebuild it with a reindex")
+
+// ErrNoIndex says there is no index behind the alias yet: the indexer
+// creates it at its first cold start.
+var ErrNoIndex = errors.New("there is no index behind the alias yet")
+
+// CheckIndex reads the mapping of the index behind the alias (GET
+// /<alias>/_mapping, nothing else) and checks that it was built for this
+// backend's embedder and mapping version; the error wraps ErrIncompatible
+// when not, ErrNoIndex when the alias does not exist.
+func (b *Backend) CheckIndex(ctx context.Context) error {
+	return b.checkMappings(ctx, b.alias)
+}
+
+// checkMappings checks the mapping version and embedder of the indexes behind
+// target, an alias or an index.
+func (b *Backend) checkMappings(ctx context.Context, target string) error {
+	var mappings map[string]struct {
+		Mappings struct {
+			Meta struct {
+				Embedder string `json:"embedder"`
+				Schema   int    `json:"schema"`
+			} `json:"_meta"`
+		} `json:"mappings"`
+	}
+	err := b.do(ctx, http.MethodGet, "/"+target+"/_mapping", nil, nil, &mappings)
+	var se *StatusError
+	switch {
+	case errors.As(err, &se) && se.Status == http.StatusNotFound:
+		return fmt.Errorf("opensearch: %s: %w", target, ErrNoIndex)
+	case err != nil:
+		return err
+	}
+	for name, m := range mappings {
+		meta := m.Mappings.Meta
+		if meta.Schema != schemaVersion {
+			return fmt.Errorf("opensearch: index %s has mapping version %d, this program writes version %d: %w",
+				name, meta.Schema, schemaVersion, ErrIncompatible)
+		}
+		if b.embedder != "" && meta.Embedder != b.embedder {
+			return fmt.Errorf("opensearch: index %s holds vectors of embedder %q, this program embeds with %q: %w",
+				name, meta.Embedder, b.embedder, ErrIncompatible)
+		}
+	}
+	return nil
+}
+
+// EnsureIndex creates an index behind the alias unless the alias exists, and
+// reports whether it created one (then it is empty: load it with Reindex). An
+// existing index must have been built for this backend's embedder and mapping
+// version, or the error wraps ErrIncompatible.
+func (b *Backend) EnsureIndex(ctx context.Context) (bool, error) {
+	err := b.CheckIndex(ctx)
+	if !errors.Is(err, ErrNoIndex) {
+		return false, err
+	}
+	name := b.versionedName(time.Now())
+	if err := b.createIndex(ctx, name); err != nil {
+		return false, err
+	}
+	return true, b.do(ctx, http.MethodPost, "/_aliases", nil, mustJSON(map[string]any{"actions": []any{
+		map[string]any{"add": map[string]any{"index": name, "alias": b.alias, "is_write_index": true}},
+	}}), nil)
+}
+
+// createIndex creates the index name with this backend's mapping. The client
+// retries a request that timed out, and a create that timed out may have
+// succeeded: the name is this process's own (versioned to the microsecond),
+// so finding it already there with this backend's mapping means an earlier
+// attempt made it.
+func (b *Backend) createIndex(ctx context.Context, name string) error {
+	err := b.do(ctx, http.MethodPut, "/"+name, nil, mustJSON(Mapping(b.dims, b.embedder)), nil)
+	var se *StatusError
+	if errors.As(err, &se) && se.Status == http.StatusBadRequest && strings.Contains(se.Body, "resource_already_exists_exception") {
+		if cerr := b.checkMappings(ctx, name); cerr == nil {
+			return nil
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("opensearch: create index %s: %w", name, err)
+	}
+	return nil
+}
+
+func (b *Backend) versionedName(t time.Time) string {
+	return b.alias + "-" + strings.ToLower(t.UTC().Format("20060102t150405.000000"))
+}
+
+// ReindexProgress reports a reindex.
+type ReindexProgress struct {
+	Index       string
+	Done, Total int
+}
+
+// Reindex builds a new index from docs and swaps it in behind the alias in one
+// atomic alias action, then deletes the indexes it replaced: searches keep
+// answering from the old index until the new one is complete. docs calls
+// yield with each batch of documents; total is their number, for progress.
+func (b *Backend) Reindex(ctx context.Context, total int, docs func(yield func([]search.IndexDoc) error) error, progress func(ReindexProgress)) (string, error) {
+	name := b.versionedName(time.Now())
+	if err := b.createIndex(ctx, name); err != nil {
+		return "", err
+	}
+	done := 0
+	err := docs(func(batch []search.IndexDoc) error {
+		if err := b.upsertInto(ctx, name, batch, nil); err != nil {
+			return err
+		}
+		done += len(batch)
+		if progress != nil {
+			progress(ReindexProgress{Index: name, Done: done, Total: total})
+		}
+		return nil
+	})
+	if err != nil {
+		_ = b.do(context.WithoutCancel(ctx), http.MethodDelete, "/"+name, nil, nil, nil) // leave nothing half built
+		return "", fmt.Errorf("opensearch: reindex into %s: %w", name, err)
+	}
+	if err := b.do(ctx, http.MethodPost, "/"+name+"/_refresh", nil, nil, nil); err != nil {
+		return "", err
+	}
+	old, err := b.aliasIndexes(ctx)
+	if err != nil {
+		return "", err
+	}
+	actions := []any{map[string]any{"add": map[string]any{"index": name, "alias": b.alias, "is_write_index": true}}}
+	for _, o := range old {
+		actions = append(actions, map[string]any{"remove": map[string]any{"index": o, "alias": b.alias}})
+	}
+	if err := b.do(ctx, http.MethodPost, "/_aliases", nil, mustJSON(map[string]any{"actions": actions}), nil); err != nil {
+		return "", fmt.Errorf("opensearch: swap the alias to %s: %w", name, err)
+	}
+	for _, o := range old {
+		if err := b.do(ctx, http.MethodDelete, "/"+o, nil, nil, nil); err != nil {
+			return name, fmt.Errorf("opensearch: the alias is on %s, but the old index %s could not be deleted: %w", name, o, err)
+		}
+	}
+	return name, nil
+}
+
+// aliasIndexes lists the indexes behind the alias (none when it does not exist).
+func (b *Backend) aliasIndexes(ctx context.Context) ([]string, error) {
+	var resp map[string]json.RawMessage
+	err := b.do(ctx, http.MethodGet, "/_alias/"+b.alias, nil, nil, &resp)
+	var se *StatusError
+	if errors.As(err, &se) && se.Status == http.StatusNotFound {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(resp))
+	for name := range resp {
+		out = append(out, name)
+	}
+	return out, nil
+}
+
+// Refresh makes what was written searchable now (tests and reindex; the
+// cluster refreshes by itself every second).
+func (b *Backend) Refresh(ctx context.Context) error {
+	return b.do(ctx, http.MethodPost, "/"+b.alias+"/_refresh", nil, nil, nil)
+}
+
+// ReindexData rebuilds the index from a data set embedded with e (see
+// Reindex), reporting progress in documents.
+func (b *Backend) ReindexData(ctx context.Context, d *dataset.Data, e search.Embedder, progress func(ReindexProgress)) (string, error) {
+	if b.embedder != "" && e.ID() != b.embedder {
+		return "", fmt.Errorf("opensearch: the backend is for embedder %q, not %q", b.embedder, e.ID())
+	}
+	return b.Reindex(ctx, len(d.Documents), func(yield func([]search.IndexDoc) error) error {
+		return DocsFromData(ctx, d, e, 0, yield)
+	}, progress)
+}
+
+// DocsFromData builds the index documents of a data set with an embedder, in
+// batches: what a reindex loads. Readable recordings only (search.Readable).
+func DocsFromData(ctx context.Context, d *dataset.Data, e search.Embedder, batch int, yield func([]search.IndexDoc) error) error {
+	// A document whose workspace is missing counts as on the Individual plan:
+	// privacy first, as the indexer and the embedded engine do.
+	plans := map[string]doclib.Plan{}
+	for _, w := range d.Workspaces {
+		plans[w.ID] = w.Plan
+	}
+	planOf := func(ws string) doclib.Plan {
+		if p, ok := plans[ws]; ok {
+			return p
+		}
+		return doclib.PlanIndividual
+	}
+	recs := map[string][]*doclib.Recording{}
+	for _, r := range d.Recordings {
+		for _, id := range r.DocumentIDs {
+			recs[id] = append(recs[id], r)
+		}
+	}
+	if batch <= 0 {
+		batch = 100
+	}
+	for start := 0; start < len(d.Documents); start += batch {
+		docs := d.Documents[start:min(start+batch, len(d.Documents))]
+		var texts []string
+		readable := make([][]*doclib.Recording, len(docs))
+		for i, doc := range docs {
+			texts = append(texts, search.DocumentText(doc))
+			for _, r := range recs[doc.ID] {
+				if search.Readable(r, planOf(doc.WorkspaceID)) {
+					readable[i] = append(readable[i], r)
+					texts = append(texts, search.RecordingText(r))
+				}
+			}
+		}
+		vecs, err := e.Embed(ctx, texts)
+		if err == nil {
+			err = search.CheckVectors(vecs, len(texts), e.Dimensions())
+		}
+		if err != nil {
+			return fmt.Errorf("opensearch: embed documents %d to %d: %w", start, start+len(docs)-1, err)
+		}
+		out := make([]search.IndexDoc, len(docs))
+		k := 0
+		for i, doc := range docs {
+			v := vecs[k]
+			k++
+			rv := vecs[k : k+len(readable[i])]
+			k += len(readable[i])
+			out[i] = search.NewIndexDoc(doc, v, readable[i], rv)
+		}
+		if err := yield(out); err != nil {
+			return err
+		}
+	}
+	return nil
+}

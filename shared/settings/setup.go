@@ -1,0 +1,256 @@
+// Package settings builds the configured embedder, search rules and search backend
+// from settings, once, for every program that needs them: the local server,
+// doclib-admin and the Lambdas. Each program maps its flags or environment onto
+// these structs; the choices and their errors are the same everywhere.
+package settings
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/config"
+
+	"github.com/doclib/doclib/shared/backend/bedrock"
+	"github.com/doclib/doclib/shared/backend/localsearch"
+	"github.com/doclib/doclib/shared/backend/offline"
+	"github.com/doclib/doclib/shared/backend/openai"
+	"github.com/doclib/doclib/shared/backend/opensearch"
+	"github.com/doclib/doclib/shared/data/dataset"
+	"github.com/doclib/doclib/shared/search"
+)
+
+// FlagSet is what both the standard library's flag.FlagSet and cobra's
+// pflag.FlagSet offer, so that every program declares these settings the same
+// way.
+type FlagSet interface {
+	StringVar(p *string, name, value, usage string)
+	IntVar(p *int, name string, value int, usage string)
+	Float64Var(p *float64, name string, value float64, usage string)
+}
+
+func envOr(getenv func(string) string, key, def string) string {
+	if v := getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+// Embedder chooses the embedder of the meaning matches.
+type Embedder struct {
+	// Kind is "hash" (offline, the default), "openai" (any OpenAI-compatible
+	// server) or "bedrock" (Titan Text Embeddings V2 on Amazon Bedrock).
+	Kind string
+	// URL, Model and APIKey are for "openai"; Model also names a Bedrock model.
+	URL, Model, APIKey string
+	// Dimensions asks the model for vectors of this size (bedrock: 256, 512 or
+	// 1024; openai: sent as "dimensions"); 0 takes the default.
+	Dimensions int
+	// Region is Bedrock's (AWS_REGION when empty).
+	Region string
+
+	envErr error
+}
+
+// Kinds of embedder.
+var EmbedderKinds = []string{"hash", "openai", "bedrock"}
+
+// Flags declares the embedder's flags, with defaults from the environment. The
+// API key is read from DOCLIB_EMBED_API_KEY only, never from a flag (flags show
+// in process lists).
+func (e *Embedder) Flags(fs FlagSet, getenv func(string) string) {
+	fs.StringVar(&e.Kind, "embedder", envOr(getenv, "DOCLIB_EMBEDDER", "hash"),
+		"`NAME` of the embedder of the meaning matches: hash (offline, built in), openai (any OpenAI-compatible embeddings server) or bedrock (Titan Text Embeddings V2; AWS settings from the standard AWS variables) (env DOCLIB_EMBEDDER)")
+	fs.StringVar(&e.URL, "embed-url", getenv("DOCLIB_EMBED_URL"),
+		"base `URL` of the OpenAI-compatible server, e.g. http://localhost:11434/v1 for Ollama (env DOCLIB_EMBED_URL)")
+	fs.StringVar(&e.Model, "embed-model", getenv("DOCLIB_EMBED_MODEL"),
+		"embedding `MODEL`, e.g. nomic-embed-text; for bedrock, amazon.titan-embed-text-v2:0 when empty (env DOCLIB_EMBED_MODEL); an API key, if any, comes from DOCLIB_EMBED_API_KEY only")
+	dims := 0
+	if v := getenv("DOCLIB_EMBED_DIMENSIONS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			e.envErr = fmt.Errorf("DOCLIB_EMBED_DIMENSIONS=%q is not a whole number", v)
+		}
+		dims = n
+	}
+	fs.IntVar(&e.Dimensions, "embed-dimensions", dims,
+		"ask the model for `N` dimensions (bedrock: 256, 512 or 1024; OpenAI text-embedding-3 models); 0 takes the model's default (env DOCLIB_EMBED_DIMENSIONS)")
+	e.APIKey = getenv("DOCLIB_EMBED_API_KEY")
+}
+
+// Validate checks the settings without building anything.
+func (e Embedder) Validate() error {
+	switch {
+	case e.envErr != nil:
+		return e.envErr
+	case !slices.Contains(EmbedderKinds, e.Kind) && e.Kind != "":
+		return fmt.Errorf("the embedder is one of %s, not %q", strings.Join(EmbedderKinds, ", "), e.Kind)
+	case e.Kind == "openai" && (e.URL == "" || e.Model == ""):
+		return errors.New("the openai embedder needs a URL and a model, e.g. --embed-url http://localhost:11434/v1 --embed-model nomic-embed-text")
+	case e.Dimensions < 0:
+		return errors.New("the embedding dimensions must be 0 (the model's default) or more")
+	}
+	return nil
+}
+
+// Build makes the embedder, once per process.
+func (e Embedder) Build(ctx context.Context) (search.Embedder, error) {
+	if err := e.Validate(); err != nil {
+		return nil, err
+	}
+	switch e.Kind {
+	case "openai":
+		return openai.New(ctx, openai.Config{BaseURL: e.URL, Model: e.Model, APIKey: e.APIKey,
+			Dimensions: e.Dimensions, RequestDimensions: e.Dimensions > 0})
+	case "bedrock":
+		return bedrock.NewFromAWS(ctx, e.Region, bedrock.Config{Model: e.Model, Dimensions: e.Dimensions})
+	}
+	return offline.NewHashing(0, nil)
+}
+
+// Rules are the configurable parts of the search rules: the thresholds and the
+// weights of the signals. Zero values keep the embedder's defaults
+// (search.DefaultRules), so one deployment, which has one embedder, tunes its
+// own.
+type Rules struct {
+	SemanticThreshold, RecordingsThreshold float64
+	// Weights overrides some or all weights: "lexical=0.5,fuzzy=0.4,semantic=0.3,recordings=0.2".
+	Weights string
+	// Feedback is "off" to rank the word signals by the query's own words
+	// only, as the OpenSearch query does; "" or "on" keeps RM3 feedback
+	// (embedded engine only).
+	Feedback string
+
+	envErr error
+}
+
+// Flags declares the rules' flags, with defaults from the environment.
+func (r *Rules) Flags(fs FlagSet, getenv func(string) string) {
+	num := func(key string) float64 {
+		v := getenv(key)
+		if v == "" {
+			return 0
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil && r.envErr == nil {
+			r.envErr = fmt.Errorf("%s=%q is not a number", key, v)
+		}
+		return f
+	}
+	fs.Float64Var(&r.SemanticThreshold, "semantic-threshold", num("DOCLIB_SEMANTIC_THRESHOLD"),
+		"cosine at or above which the semantic signal fires; 0 takes the embedder's default (docs/search.md) (env DOCLIB_SEMANTIC_THRESHOLD)")
+	fs.Float64Var(&r.RecordingsThreshold, "recordings-threshold", num("DOCLIB_RECORDINGS_THRESHOLD"),
+		"cosine at or above which source_recordings fires; 0 takes the embedder's default (env DOCLIB_RECORDINGS_THRESHOLD)")
+	fs.StringVar(&r.Weights, "search-weights", getenv("DOCLIB_SEARCH_WEIGHTS"),
+		"`WEIGHTS` of the signals in the blended score, some or all of lexical=,fuzzy=,semantic=,recordings= (defaults per embedder: docs/search.md; offline 0.7, 0.65, 0.08, 0.2); max(lexical, fuzzy) + semantic + recordings must be at most 1 (env DOCLIB_SEARCH_WEIGHTS)")
+	fs.StringVar(&r.Feedback, "search-feedback", envOr(getenv, "DOCLIB_SEARCH_FEEDBACK", "on"),
+		"on: the embedded engine expands a query with the words of its best word matches (RM3, docs/search.md); off: the query's own words only, as on OpenSearch (env DOCLIB_SEARCH_FEEDBACK)")
+}
+
+// Build returns the embedder's default rules with these overrides, validated.
+func (r Rules) Build(embedderID string) (search.Rules, error) {
+	out := search.DefaultRules(embedderID)
+	if r.envErr != nil {
+		return out, r.envErr
+	}
+	if r.SemanticThreshold != 0 {
+		out.SemanticThreshold = r.SemanticThreshold
+	}
+	if r.RecordingsThreshold != 0 {
+		out.RecordingsThreshold = r.RecordingsThreshold
+	}
+	switch r.Feedback {
+	case "", "on":
+	case "off":
+		out.Feedback.Docs = 0
+	default:
+		return out, fmt.Errorf("search feedback: %q is neither on nor off", r.Feedback)
+	}
+	if r.Weights != "" {
+		w := map[string]*float64{"lexical": &out.Weights.Lexical, "fuzzy": &out.Weights.Fuzzy,
+			"semantic": &out.Weights.Semantic, "recordings": &out.Weights.Recordings}
+		for _, part := range strings.Split(r.Weights, ",") {
+			name, value, ok := strings.Cut(strings.TrimSpace(part), "=")
+			p := w[strings.TrimSpace(name)]
+			f, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+			if !ok || p == nil || err != nil {
+				return out, fmt.Errorf("search weights: %q is not one of lexical=, fuzzy=, semantic=, recordings= with a number, e.g. semantic=0.3", part)
+			}
+			*p = f
+		}
+	}
+	return out, out.Validate()
+}
+
+// OpenSearch says how to reach a cluster.
+type OpenSearch struct {
+	URL, Alias string
+	// AWSService signs requests with SigV4: "es" for a managed domain, "aoss"
+	// for a serverless collection; empty for a cluster with basic or no
+	// authentication.
+	AWSService         string
+	Username, Password string
+}
+
+// Flags declares the cluster's flags, with defaults from the environment; the
+// basic-authentication user and password come from DOCLIB_OPENSEARCH_USER and
+// DOCLIB_OPENSEARCH_PASSWORD only.
+func (o *OpenSearch) Flags(fs FlagSet, getenv func(string) string) {
+	fs.StringVar(&o.URL, "opensearch-url", getenv("DOCLIB_OPENSEARCH_URL"),
+		"`URL` of the OpenSearch cluster, e.g. https://localhost:9200 (env DOCLIB_OPENSEARCH_URL)")
+	fs.StringVar(&o.Alias, "opensearch-alias", envOr(getenv, "DOCLIB_OPENSEARCH_ALIAS", opensearch.DefaultAlias),
+		"index alias `NAME` searched and written; a reindex swaps a new index in behind it (env DOCLIB_OPENSEARCH_ALIAS)")
+	fs.StringVar(&o.AWSService, "opensearch-aws-service", getenv("DOCLIB_OPENSEARCH_AWS_SERVICE"),
+		"sign requests with AWS SigV4 (`SERVICE`) for a managed domain (es) or a serverless collection (aoss); empty for basic or no authentication (env DOCLIB_OPENSEARCH_AWS_SERVICE)")
+	o.Username, o.Password = getenv("DOCLIB_OPENSEARCH_USER"), getenv("DOCLIB_OPENSEARCH_PASSWORD")
+}
+
+// Validate checks the settings without building anything.
+func (o OpenSearch) Validate() error {
+	switch {
+	case o.URL == "":
+		return errors.New("OpenSearch needs its URL: give --opensearch-url, e.g. https://localhost:9200, or set DOCLIB_OPENSEARCH_URL")
+	case o.AWSService != "" && o.AWSService != "es" && o.AWSService != "aoss":
+		return fmt.Errorf("the OpenSearch AWS service is es (a managed domain) or aoss (serverless), not %q", o.AWSService)
+	}
+	return nil
+}
+
+// Build makes the OpenSearch backend for the vectors of e.
+func (o OpenSearch) Build(ctx context.Context, e search.Embedder) (*opensearch.Backend, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	cfg := opensearch.Config{URL: o.URL, Alias: o.Alias, Dimensions: e.Dimensions(), Embedder: e.ID(),
+		Username: o.Username, Password: o.Password, AWSService: o.AWSService}
+	if o.AWSService != "" {
+		ac, err := config.LoadDefaultConfig(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("AWS configuration for signing OpenSearch requests: %w", err)
+		}
+		if ac.Region == "" {
+			return nil, errors.New("signing OpenSearch requests needs AWS_REGION")
+		}
+		cfg.AWS = &ac
+	}
+	return opensearch.New(cfg)
+}
+
+// Local builds the embedded search engine over d with embedder e, as
+// doclib-server serves it: an embedder that learns from its corpus (the
+// offline one) is fitted to the documents first, and the rules are those of
+// the embedder that embeds the queries, with these overrides.
+func (r Rules) Local(ctx context.Context, d *dataset.Data, e search.Embedder, progress func(done, total int)) (*search.Searcher, error) {
+	idx, err := localsearch.Build(ctx, d, e, localsearch.Options{Progress: progress, Fit: true})
+	if err != nil {
+		return nil, fmt.Errorf("build the search index: %w", err)
+	}
+	rules, err := r.Build(idx.EmbedderID())
+	if err != nil {
+		return nil, err
+	}
+	return &search.Searcher{Backend: search.Local{Retriever: idx}, Embedder: search.Cached(idx.Embedder(), 0), Rules: rules}, nil
+}

@@ -1,0 +1,128 @@
+package settings
+
+import (
+	"context"
+	"flag"
+	"strings"
+	"testing"
+
+	"github.com/doclib/doclib/shared/search"
+)
+
+func TestEmbedderBuild(t *testing.T) {
+	ctx := context.Background()
+	e, err := Embedder{}.Build(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(e.ID(), "hash") {
+		t.Errorf("default embedder is %q, want the offline hashing one", e.ID())
+	}
+	for _, c := range []struct {
+		e    Embedder
+		want string
+	}{
+		{Embedder{Kind: "word2vec"}, `not "word2vec"`},
+		{Embedder{Kind: "openai", Model: "m"}, "needs a URL and a model"},
+		{Embedder{Kind: "openai", URL: "http://x"}, "needs a URL and a model"},
+		{Embedder{Kind: "hash", Dimensions: -1}, "0 (the model's default) or more"},
+	} {
+		_, err := c.e.Build(ctx)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: error %v, want one containing %q", c.e, err, c.want)
+		}
+	}
+}
+
+func TestRules(t *testing.T) {
+	const titan = "bedrock/amazon.titan-embed-text-v2:0/1024"
+	def, err := Rules{}.Build(titan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if def != search.DefaultRules(titan) {
+		t.Errorf("no overrides: %+v", def)
+	}
+	o, err := Rules{SemanticThreshold: 0.6, RecordingsThreshold: 0.7, Weights: "semantic=0.25, lexical=0.55", Feedback: "off"}.Build(titan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := def
+	want.SemanticThreshold, want.RecordingsThreshold, want.Weights.Semantic, want.Weights.Lexical = 0.6, 0.7, 0.25, 0.55
+	want.Feedback.Docs = 0
+	if o != want {
+		t.Errorf("overrides: %+v, want %+v", o, want)
+	}
+	for _, bad := range []Rules{{SemanticThreshold: 1.5}, {Weights: "semantic=0.9"}, {Weights: "meaning=0.3"}, {Weights: "semantic"}, {Weights: "semantic=high"}, {Feedback: "no"}} {
+		if _, err := bad.Build(titan); err == nil {
+			t.Errorf("%+v accepted", bad)
+		}
+	}
+	// From the environment (the Lambdas' configuration).
+	var r Rules
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	r.Flags(fs, func(k string) string {
+		return map[string]string{"DOCLIB_SEMANTIC_THRESHOLD": "0.5", "DOCLIB_SEARCH_WEIGHTS": "recordings=0.1"}[k]
+	})
+	if got, err := r.Build(titan); err != nil || got.SemanticThreshold != 0.5 || got.Weights.Recordings != 0.1 {
+		t.Errorf("from the environment: %+v %v", got, err)
+	}
+	r = Rules{}
+	r.Flags(flag.NewFlagSet("x", flag.ContinueOnError), func(k string) string {
+		return map[string]string{"DOCLIB_RECORDINGS_THRESHOLD": "high"}[k]
+	})
+	if _, err := r.Build(titan); err == nil || !strings.Contains(err.Error(), "DOCLIB_RECORDINGS_THRESHOLD") {
+		t.Errorf("a bad number in the environment: %v", err)
+	}
+}
+
+func TestOpenSearchNeedsURL(t *testing.T) {
+	e, err := Embedder{}.Build(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (OpenSearch{}).Build(context.Background(), e); err == nil || !strings.Contains(err.Error(), "--opensearch-url") {
+		t.Errorf("error %v, want one asking for the URL", err)
+	}
+	if err := (OpenSearch{URL: "http://x", AWSService: "s3"}).Validate(); err == nil {
+		t.Error("AWS service s3 accepted")
+	}
+	b, err := OpenSearch{URL: "http://localhost:9"}.Build(context.Background(), e)
+	if err != nil || b == nil {
+		t.Fatalf("backend %v, error %v", b, err)
+	}
+}
+
+func TestFlagsTakeTheEnvironment(t *testing.T) {
+	env := map[string]string{"DOCLIB_EMBEDDER": "openai", "DOCLIB_EMBED_URL": "http://e", "DOCLIB_EMBED_MODEL": "m",
+		"DOCLIB_EMBED_API_KEY": "secret", "DOCLIB_OPENSEARCH_URL": "http://o", "DOCLIB_OPENSEARCH_USER": "u",
+		"DOCLIB_OPENSEARCH_PASSWORD": "p", "DOCLIB_EMBED_DIMENSIONS": "512"}
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	var e Embedder
+	var o OpenSearch
+	e.Flags(fs, func(k string) string { return env[k] })
+	o.Flags(fs, func(k string) string { return env[k] })
+	if err := fs.Parse([]string{"--embed-model", "n", "--opensearch-alias", "a"}); err != nil {
+		t.Fatal(err)
+	}
+	want := Embedder{Kind: "openai", URL: "http://e", Model: "n", APIKey: "secret", Dimensions: 512}
+	if e != want {
+		t.Errorf("embedder %+v, want %+v", e, want)
+	}
+	if o != (OpenSearch{URL: "http://o", Alias: "a", Username: "u", Password: "p"}) {
+		t.Errorf("opensearch %+v", o)
+	}
+	if fs.Lookup("embed-api-key") != nil || fs.Lookup("opensearch-password") != nil {
+		t.Error("a secret is a flag")
+	}
+}
+
+func TestBadDimensionsInTheEnvironment(t *testing.T) {
+	var e Embedder
+	e.Flags(flag.NewFlagSet("x", flag.ContinueOnError), func(k string) string {
+		return map[string]string{"DOCLIB_EMBED_DIMENSIONS": "large"}[k]
+	})
+	if err := e.Validate(); err == nil || !strings.Contains(err.Error(), "DOCLIB_EMBED_DIMENSIONS") {
+		t.Errorf("error %v", err)
+	}
+}
