@@ -353,7 +353,7 @@ func (a *app) keysCmd() *cobra.Command {
 	keys.PersistentFlags().StringVar(&ws, "workspace", "", "workspace `ID` (ws_...)")
 	need := func() error {
 		if ws == "" {
-			return usageError{errors.New("give the workspace with --workspace ws_...")}
+			return usageError{errors.New("give the workspace with --workspace ws_ID")}
 		}
 		return nil
 	}

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 the CDK's Go API still returns a stack's synthesis messages as these cxapi types
+
 package stack
 
 import (
@@ -142,9 +144,7 @@ func (s *synthesized) identityStatements() []statement {
 	var out []statement
 	for _, p := range s.resources("AWS::IAM::Policy") {
 		for _, r := range list(p.Props["Roles"]) {
-			for _, st := range statementsOf(ref(r), p.Props["PolicyDocument"]) {
-				out = append(out, st)
-			}
+			out = append(out, statementsOf(ref(r), p.Props["PolicyDocument"])...)
 		}
 	}
 	for _, r := range s.resources("AWS::IAM::Role") {

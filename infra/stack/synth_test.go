@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 the CDK's Go API still returns a stack's synthesis messages as these cxapi types
+
 package stack
 
 import (

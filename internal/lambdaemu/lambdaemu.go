@@ -55,6 +55,7 @@ var initLimit = InitLimit
 var (
 	// ErrTooManyRequests: every instance the function may run is busy and
 	// the caller's context ended while it waited for one.
+	//lint:ignore ST1005 Lambda's own message, word for word
 	ErrTooManyRequests = errors.New("TooManyRequestsException: Rate Exceeded.")
 	// ErrRequestTooLarge: the event is over MaxRequestSize.
 	ErrRequestTooLarge = fmt.Errorf("RequestTooLargeException: Request must be smaller than %d bytes for the InvokeFunction operation", MaxRequestSize)

@@ -248,7 +248,7 @@ paths:
 }
 
 func TestLoadIsCached(t *testing.T) {
-	if Load(t) != Load(t) {
+	if first, second := Load(t), Load(t); first != second {
 		t.Errorf("Load built the validator twice")
 	}
 }

@@ -104,15 +104,3 @@ func tail(s string, lines int) string {
 	return strings.Join(l, "\n")
 }
 
-// moduleRoot is the directory of the enclosing go.mod.
-func moduleRoot() (string, error) {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", fmt.Errorf("standin: go env GOMOD: %w", err)
-	}
-	gomod := strings.TrimSpace(string(out))
-	if gomod == "" || gomod == os.DevNull {
-		return "", fmt.Errorf("standin: not inside the doclib module")
-	}
-	return filepath.Dir(gomod), nil
-}

@@ -250,8 +250,7 @@ func TestPaginationBounds(t *testing.T) {
 			continue
 		}
 		if c.pageSize > 0 {
-			var p struct{ PageSize int }
-			p = decode[struct{ PageSize int }](t, r)
+			p := decode[struct{ PageSize int }](t, r)
 			if p.PageSize != c.pageSize {
 				t.Errorf("%s: pageSize echoed %d, want %d", c.path, p.PageSize, c.pageSize)
 			}
