@@ -103,4 +103,3 @@ func tail(s string, lines int) string {
 	}
 	return strings.Join(l, "\n")
 }
-
