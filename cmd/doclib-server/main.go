@@ -215,7 +215,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	svc := service.New(store, nil, service.WithSearch(searcher, ledger))
+	svc := service.New(store, nil, service.WithSearch(searcher, ledger), service.WithLogger(logger))
 	cfg := httpapi.Config{Service: svc, KeyLimit: c.keyLimit, IPLimit: c.ipLimit,
 		Window: c.window, Logger: logger}
 	if !c.noLimits {

@@ -42,8 +42,7 @@ func (s *server) writeJSON(w http.ResponseWriter, r *http.Request, status int, v
 func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	code := doclib.ErrorCode(err)
 	if code == doclib.EInternal || code == doclib.EUnavailable {
-		s.Logger.ErrorContext(r.Context(), "request failed", "request_id", RequestIDFrom(r.Context()),
-			"method", r.Method, "path", r.URL.Path, "err", err)
+		s.Logger.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "error", err)
 	}
 	writeErrorPlain(w, r, err)
 }

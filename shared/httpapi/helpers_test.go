@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -46,6 +47,9 @@ type options struct {
 	embedder search.Embedder
 	// wrap, when set, wraps the store (to inject failures).
 	wrap func(doclib.Store) doclib.Store
+	// log, when set, is the logger of both the handler and the service, given
+	// unwrapped as a Lambda main or doclib-server gives it.
+	log *slog.Logger
 }
 
 func fixtureData(t testing.TB) *dataset.Data {
@@ -138,7 +142,11 @@ func newServer(t testing.TB, o options) *testServer {
 	if clock == nil {
 		clock = func() time.Time { return testNow }
 	}
-	cfg := httpapi.Config{Service: service.New(store, clock, searchOptions(t, d, o, b.ledger)), KeyLimit: o.keyLimit, IPLimit: o.ipLimit, Now: clock}
+	svcOpts := []service.Option{searchOptions(t, d, o, b.ledger)}
+	if o.log != nil {
+		svcOpts = append(svcOpts, service.WithLogger(o.log))
+	}
+	cfg := httpapi.Config{Service: service.New(store, clock, svcOpts...), KeyLimit: o.keyLimit, IPLimit: o.ipLimit, Now: clock, Logger: o.log}
 	if !o.noLimiter {
 		cfg.Limiter = b.limiter
 	}

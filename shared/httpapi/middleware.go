@@ -34,16 +34,18 @@ func (r *recorder) Write(b []byte) (int, error) {
 	return r.ResponseWriter.Write(b)
 }
 
-// withRequest gives every response an X-Request-Id and writes one log line.
+// withRequest gives every response an X-Request-Id and writes one log line. The
+// ID goes into the request's context, where the logger's doclib.LogHandler finds
+// it for every line logged with that context, this handler's and the service's.
 func (s *server) withRequest(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := s.Now()
 		id := s.RequestID(r)
 		w.Header().Set("X-Request-Id", id)
-		ctx := context.WithValue(r.Context(), requestIDKey, id)
+		ctx := doclib.WithRequestID(r.Context(), id)
 		rec := &recorder{ResponseWriter: w}
 		next.ServeHTTP(rec, r.WithContext(ctx))
-		attrs := []any{"request_id", id, "method", r.Method, "path", r.URL.Path, "status", rec.status,
+		attrs := []any{"method", r.Method, "path", r.URL.Path, "status", rec.status,
 			"duration_ms", float64(s.Now().Sub(start).Microseconds()) / 1000}
 		if p := PrincipalFrom(ctx); p != nil {
 			attrs = append(attrs, "key_id", p.KeyID)
@@ -64,8 +66,7 @@ func (s *server) recoverPanics(next http.Handler) http.Handler {
 			if v == http.ErrAbortHandler {
 				panic(v)
 			}
-			s.Logger.ErrorContext(r.Context(), "panic", "request_id", RequestIDFrom(r.Context()),
-				"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			s.Logger.ErrorContext(r.Context(), "panic", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 			if rec, ok := w.(*recorder); ok && rec.status != 0 {
 				return // the response has begun; nothing more can be said
 			}
@@ -116,8 +117,7 @@ func (s *server) limitKey(next http.Handler) http.Handler {
 			// A refused request consumes no quota: give back what the IP limit took.
 			if take, ok := r.Context().Value(ipTakeKey).(*ipTake); ok {
 				if err := s.Limiter.Release(r.Context(), take.bucket, s.Window, take.at); err != nil {
-					s.Logger.WarnContext(r.Context(), "rate limiter: release of IP quota failed",
-						"request_id", RequestIDFrom(r.Context()), "err", err)
+					s.Logger.WarnContext(r.Context(), "rate limiter: release of IP quota failed", "error", err)
 				}
 			}
 			s.rateLimited(w, r, q, "this API key", s.KeyLimit)

@@ -26,8 +26,11 @@ type Config struct {
 	KeyLimit int           // requests per window per key; default 100
 	IPLimit  int           // requests per window per client IP; default 300
 	Window   time.Duration // default one minute
-	Logger   *slog.Logger  // default discards
-	Now      func() time.Time
+	// Logger gets the access log and internal errors, each line with the
+	// request's ID as request_id (NewServer wraps its handler with
+	// doclib.LogHandler). Nil discards.
+	Logger *slog.Logger
+	Now    func() time.Time
 	// RequestID returns the ID of a request; the default makes a random one.
 	// Lambda passes API Gateway's request ID so that logs line up.
 	RequestID func(*http.Request) string
@@ -67,6 +70,7 @@ func NewServer(cfg Config) http.Handler {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	cfg.Logger = doclib.Logger(cfg.Logger)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -104,7 +108,6 @@ type ctxKey int
 
 const (
 	principalKey ctxKey = iota
-	requestIDKey
 	ipTakeKey
 )
 
@@ -121,8 +124,7 @@ func PrincipalFrom(ctx context.Context) *doclib.Principal {
 	return p
 }
 
-// RequestIDFrom returns the request's ID.
+// RequestIDFrom returns the request's ID (doclib.RequestID).
 func RequestIDFrom(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey).(string)
-	return id
+	return doclib.RequestID(ctx)
 }

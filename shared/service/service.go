@@ -48,15 +48,17 @@ func WithSearch(searcher *search.Searcher, ledger doclib.Ledger) Option {
 
 // WithLogger sets where the service logs what it does not tell clients, such
 // as why a key was refused when the cause is in the data (nil: slog.Default()).
+// The service logs with the request's context, and its lines carry the
+// request's ID (doclib.LogHandler).
 func WithLogger(log *slog.Logger) Option {
-	return func(s *Service) { s.log = log }
+	return func(s *Service) { s.log = doclib.Logger(log) }
 }
 
 func (s *Service) logger() *slog.Logger {
 	if s.log != nil {
 		return s.log
 	}
-	return slog.Default()
+	return doclib.Logger(slog.Default())
 }
 
 // New returns a Service over store. now may be nil (time.Now).

@@ -157,7 +157,8 @@ func TestAuthorizerDeniesAKeyOfAMissingWorkspace(t *testing.T) {
 	var logs bytes.Buffer
 	log := slog.New(slog.NewJSONHandler(&logs, nil))
 	a := &apigw.Authorizer{Service: service.New(goneWorkspaceStore{memory.New(w.data)}, func() time.Time { return now }, service.WithLogger(log)), Logger: log}
-	resp, err := a.Handle(context.Background(), authorizerEvent(samples(w.data)[0], headersOf("dlk_demo_full_scope")))
+	ev := authorizerEvent(samples(w.data)[0], headersOf("dlk_demo_full_scope"))
+	resp, err := a.Handle(context.Background(), ev)
 	if err != nil {
 		t.Fatalf("an error, which API Gateway answers with AUTHORIZER_FAILURE and never caches: %v", err)
 	}
@@ -167,6 +168,17 @@ func TestAuthorizerDeniesAKeyOfAMissingWorkspace(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), `"workspace_id":"ws_acme"`) || !strings.Contains(logs.String(), `"key_id":"key_full"`) {
 		t.Errorf("the cause is not logged:\n%s", logs.String())
+	}
+	// The service's line and the authorizer's both carry API Gateway's request ID.
+	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+	want := `"request_id":"` + ev.RequestContext.RequestID + `"`
+	for _, l := range lines {
+		if strings.Count(l, want) != 1 {
+			t.Errorf("log line without %s once: %s", want, l)
+		}
+	}
+	if len(lines) != 2 {
+		t.Errorf("%d log lines, want the service's and the authorizer's:\n%s", len(lines), logs.String())
 	}
 }
 

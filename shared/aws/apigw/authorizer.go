@@ -63,6 +63,9 @@ func (a *Authorizer) Handle(ctx context.Context, ev events.APIGatewayCustomAutho
 	if log == nil {
 		log = slog.Default()
 	}
+	// API Gateway's request ID, on this handler's lines and the service's.
+	log = doclib.Logger(log)
+	ctx = doclib.WithRequestID(ctx, ev.RequestContext.RequestID)
 	apiArn, err := apiArnOf(ev.MethodArn)
 	if err != nil {
 		return events.APIGatewayCustomAuthorizerResponse{}, err
@@ -77,10 +80,10 @@ func (a *Authorizer) Handle(ctx context.Context, ev events.APIGatewayCustomAutho
 		code := doclib.ErrorCode(err)
 		switch code {
 		case doclib.EUnauthorised, doclib.EKeyExpired, doclib.EKeyDeviceRemoved:
-			log.InfoContext(ctx, "authorizer: denied", "code", code, "request_id", ev.RequestContext.RequestID)
+			log.InfoContext(ctx, "authorizer: denied", "code", code)
 			return deny(apiArn, code, doclib.ErrorMessage(err)), nil
 		}
-		log.ErrorContext(ctx, "authorizer: could not check the key", "err", err, "request_id", ev.RequestContext.RequestID)
+		log.ErrorContext(ctx, "authorizer: could not check the key", "error", err)
 		return events.APIGatewayCustomAuthorizerResponse{}, fmt.Errorf("apigw: authorizer: %w", err)
 	}
 	return allow(apiArn, p, usageplan.Value(a.Customer, doclib.HashKey(secret))), nil

@@ -319,8 +319,8 @@ func (x *Indexer) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 	for i, rec := range ev.Records {
 		c, err := x.Affected(rec)
 		if err != nil {
-			log.Error("indexer: poisoned stream record", "eventID", rec.EventID,
-				"sequenceNumber", rec.Change.SequenceNumber, "error", err)
+			log.Error("indexer: poisoned stream record", "event_id", rec.EventID,
+				"sequence_number", rec.Change.SequenceNumber, "error", err)
 			failed[i] = true
 			continue
 		}
@@ -329,7 +329,7 @@ func (x *Indexer) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 			docs, err := x.libraryDocuments(ctx, lib, libDocs, libErrs)
 			if err != nil {
 				log.Error("indexer: list library documents", "library", lib,
-					"sequenceNumber", rec.Change.SequenceNumber, "error", err)
+					"sequence_number", rec.Change.SequenceNumber, "error", err)
 				failed[i] = true
 			}
 			ids = append(ids, docs...)
@@ -338,7 +338,7 @@ func (x *Indexer) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 			docs, err := x.workspaceDocuments(ctx, ws, libDocs, libErrs, wsDocs, wsErrs)
 			if err != nil {
 				log.Error("indexer: list workspace documents", "workspace", ws,
-					"sequenceNumber", rec.Change.SequenceNumber, "error", err)
+					"sequence_number", rec.Change.SequenceNumber, "error", err)
 				failed[i] = true
 			}
 			ids = append(ids, docs...)
@@ -346,7 +346,7 @@ func (x *Indexer) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 				hashes, err := x.Keys.WorkspaceKeyHashes(ctx, ws)
 				if err != nil {
 					log.Error("indexer: list workspace keys", "workspace", ws,
-						"sequenceNumber", rec.Change.SequenceNumber, "error", err)
+						"sequence_number", rec.Change.SequenceNumber, "error", err)
 					failed[i] = true
 				}
 				for _, h := range hashes {

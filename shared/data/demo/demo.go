@@ -15,8 +15,9 @@ import (
 
 // JSON is the demo data set, Generate(Options{}) written by Encode. A test checks
 // that it matches the generator byte for byte; run `go generate ./shared/data/demo`
-// after changing the generator. (The file must exist for the package to build,
-// even an outdated one, because the generator itself lives in this package.)
+// after changing the generator or corpus.json. (The file must exist for the
+// package to build, even an outdated one, because the generator itself lives in
+// this package.)
 //
 //go:embed demo.json
 var JSON []byte
@@ -46,7 +47,7 @@ type Key struct {
 var Keys = func() []Key {
 	out := make([]Key, len(keySpecs))
 	for i, k := range keySpecs {
-		out[i] = k.Key
+		out[i] = Key{Name: k.Name, Secret: k.Secret, WorkspaceID: k.WorkspaceID, Description: k.Description}
 	}
 	return out
 }()
