@@ -109,12 +109,8 @@ func (g *gen) between(lo, hi int64) int64 {
 // whatever the size.
 func (g *gen) fixed() {
 	f := g.file
-	for _, w := range workspaceSpecs {
-		f.Workspaces = append(f.Workspaces, w)
-	}
-	for _, d := range deviceSpecs {
-		f.Devices = append(f.Devices, d)
-	}
+	f.Workspaces = append(f.Workspaces, workspaceSpecs...)
+	f.Devices = append(f.Devices, deviceSpecs...)
 	for _, k := range keySpecs {
 		f.APIKeys = append(f.APIKeys, dataset.APIKey{ID: k.ID, WorkspaceID: k.WorkspaceID, DeviceID: k.DeviceID,
 			Secret: k.Secret, Libraries: append([]string(nil), k.Libraries...), RecordingDetails: k.RecordingDetails,
