@@ -92,7 +92,7 @@ func (p Page) Offset() int {
 // that no longer exists) is a coded 401; any other error is a failure to check.
 func (s *Service) Authenticate(ctx context.Context, secret string) (*doclib.Principal, error) {
 	if secret == "" {
-		return nil, doclib.Errorf(doclib.EUnauthorised, "Missing API key. Send it in the Authorization header as \"Bearer <API_KEY>\".")
+		return nil, doclib.MissingKeyError()
 	}
 	hash := doclib.HashKey(secret)
 	key, err := s.store.APIKey(ctx, hash)
@@ -102,8 +102,8 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (*doclib.Prin
 	if err != nil {
 		return nil, fmt.Errorf("service: look up key: %w", err)
 	}
-	if !key.ExpiresAt.IsZero() && !s.now().Before(key.ExpiresAt) {
-		return nil, doclib.Errorf(doclib.EKeyExpired, "The API key expired at %s. Create a new key in the desktop app.", key.ExpiresAt.UTC().Format(time.RFC3339))
+	if err := doclib.CheckKeyExpiry(key.ExpiresAt, s.now()); err != nil {
+		return nil, err
 	}
 	// The device and the workspace are independent reads: one round trip.
 	var (
