@@ -160,7 +160,7 @@ func TestFuzzyCount(t *testing.T) {
 	if _, err := b.Match(context.Background(), query(text, search.Filter{}, 0, 10)); err != nil {
 		t.Fatal(err)
 	}
-	terms := dedupe(b.analyzer.Terms(text))
+	terms := b.analyzer.DistinctTerms(text)
 	if body := mustJSON(matchBody(query(text, search.Filter{}, 0, 10), terms)); len(terms) != 11 || !strings.Contains(string(body), `"minimum_should_match":2,"must_not"`) {
 		t.Errorf("the fuzzy clause of the %d terms %q does not ask for 2: %s", len(terms), terms, body)
 	}
