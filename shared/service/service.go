@@ -253,12 +253,18 @@ func (s *Service) Documents(ctx context.Context, p *doclib.Principal, ref string
 	out := &api.DocumentPage{Documents: make([]api.DocumentItem, len(docs)), Total: total,
 		Page: page.Number, PageSize: page.Size, Schema: schemaOut(lib.Schema)}
 	for i, d := range docs {
-		out.Documents[i] = api.DocumentItem{ID: d.ID, Title: d.Title, Category: d.Category,
-			Tags: d.Tags, Applications: d.Applications, RecordingCount: d.RecordingCount,
-			DeviceCount: d.DeviceCount, FirstSeen: api.Time{Time: d.FirstSeen}, LastSeen: api.Time{Time: d.LastSeen},
-			CreatedAt: api.Time{Time: d.CreatedAt}, UpdatedAt: api.Time{Time: d.UpdatedAt}, Content: d.Content}
+		out.Documents[i] = documentItem(d)
 	}
 	return out, nil
+}
+
+// documentItem is a document as a list shows it, and as GET /documents/{id}
+// begins.
+func documentItem(d *doclib.Document) api.DocumentItem {
+	return api.DocumentItem{ID: d.ID, Title: d.Title, Category: d.Category,
+		Tags: d.Tags, Applications: d.Applications, RecordingCount: d.RecordingCount,
+		DeviceCount: d.DeviceCount, FirstSeen: api.Time{Time: d.FirstSeen}, LastSeen: api.Time{Time: d.LastSeen},
+		CreatedAt: api.Time{Time: d.CreatedAt}, UpdatedAt: api.Time{Time: d.UpdatedAt}, Content: d.Content}
 }
 
 // Document is GET /documents/{id}.
@@ -271,12 +277,8 @@ func (s *Service) Document(ctx context.Context, p *doclib.Principal, id string) 
 	if err != nil {
 		return nil, err
 	}
-	out := &api.Document{ID: doc.ID, Title: doc.Title, Category: doc.Category, Tags: doc.Tags,
-		Applications: doc.Applications, RecordingCount: doc.RecordingCount, DeviceCount: doc.DeviceCount,
-		FirstSeen: api.Time{Time: doc.FirstSeen}, LastSeen: api.Time{Time: doc.LastSeen},
-		CreatedAt: api.Time{Time: doc.CreatedAt}, UpdatedAt: api.Time{Time: doc.UpdatedAt},
-		Content: doc.Content, Schema: schemaOut(lib.Schema), Library: api.DocumentRef{ID: lib.ID, Name: lib.Name},
-		Edges: edgesOut(p, edges)}
+	out := &api.Document{DocumentItem: documentItem(doc), Schema: schemaOut(lib.Schema),
+		Library: api.DocumentRef{ID: lib.ID, Name: lib.Name}, Edges: edgesOut(p, edges)}
 	return out, nil
 }
 
