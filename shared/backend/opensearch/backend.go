@@ -312,7 +312,7 @@ func (r *searchResponse) matches(q *search.Query, nTerms int) (*search.Matches, 
 // its function_score, so matched_queries reports the clause's own score, before
 // the script: the BM25 of the lexical or fuzzy clause, turned into the word
 // strength by the scripts' map (wordHalf), and the best recording's k-NN score
-// ((1 + cos) / 2), turned back into its cosine. A lexical hit holds every term,
+// (knnScore), turned back into its cosine. A lexical hit holds every term,
 // all of the query's weight (Share 1); a fuzzy hit's share of the idf weight is
 // unknown here (Share 0). The document's cosine is computed from its vector,
 // whether or not it matched.
@@ -328,7 +328,7 @@ func evidence(q *search.Query, nTerms int, mq matchedQueries, vec []float32) sea
 		if math.IsNaN(s) {
 			e.Recordings = q.Rules.RecordingsThreshold // matched, strength unknown
 		} else {
-			e.Recordings = 2*s - 1
+			e.Recordings = knnCosine(s)
 		}
 	}
 	return e

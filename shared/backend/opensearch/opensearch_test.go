@@ -129,7 +129,7 @@ func TestQueryScoresAreTheRules(t *testing.T) {
 	}
 	// The scripts in the body are the ones checked here.
 	body := string(mustJSON(matchBody(query("reset", search.Filter{}, 0, 1), []string{"reset"})))
-	for _, s := range []string{"params.w * x / (x + params.k * params.n)", "double c = 2 * _score - 1; return params.w * c;"} {
+	for _, s := range []string{"params.w * x / (x + params.k * params.n)", "double c = params.scale * _score - params.offset; return params.w * c;"} {
 		if !strings.Contains(body, s) {
 			t.Errorf("the body has no script %q", s)
 		}
