@@ -162,7 +162,7 @@ credit is written the first time it is imported only: after that the ledger owns
 			p := a.newProgress()
 			res, err := t.Import(cmd.Context(), d, dynamo.Generation(raw), dynamo.ImportOptions{Prune: prune, Workers: workers, Progress: p.update})
 			p.finish()
-			var refused *dynamo.RefusedError
+			var refused *dataset.ValidationError
 			if errors.As(err, &refused) { // named like a file dataset.Load refuses
 				return fmt.Errorf("%s: %w", file, err)
 			}

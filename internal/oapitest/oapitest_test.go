@@ -153,9 +153,9 @@ func graphEdge() api.GraphEdge {
 }
 
 func document() api.Document {
-	return api.Document{ID: "doc_a1_1", Title: "Reset a password", Category: "Accounts", Tags: []string{"password"},
+	return api.Document{DocumentItem: api.DocumentItem{ID: "doc_a1_1", Title: "Reset a password", Category: "Accounts", Tags: []string{"password"},
 		Applications: []string{"Admin console"}, RecordingCount: 3, DeviceCount: 2, FirstSeen: t0, LastSeen: t1,
-		CreatedAt: t0, UpdatedAt: t1, Content: content, Schema: schemaV2(),
+		CreatedAt: t0, UpdatedAt: t1, Content: content}, Schema: schemaV2(),
 		Library: api.DocumentRef{ID: "lib_a1", Name: "Operations"},
 		Edges: api.Edges{
 			Outgoing: []api.OutgoingEdge{{TargetDocumentID: "doc_a2_1", TargetDocumentTitle: "Pay", TargetLibraryID: "lib_a2",

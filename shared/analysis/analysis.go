@@ -6,6 +6,7 @@
 package analysis
 
 import (
+	"slices"
 	"strings"
 	"sync"
 	"unicode"
@@ -85,6 +86,21 @@ func (a *Analyzer) Terms(s string) []string {
 	if len(out) == 0 {
 		for _, t := range toks {
 			out = append(out, t.Term)
+		}
+	}
+	return out
+}
+
+// DistinctTerms is Terms with each term once, in the order first met: what the
+// search engines match on, so that a query repeating a word does not count it
+// twice. Both engines (the embedded one and OpenSearch) take it from here, so
+// that they agree on a query's terms.
+func (a *Analyzer) DistinctTerms(s string) []string {
+	terms := a.Terms(s)
+	out := terms[:0:0]
+	for _, t := range terms {
+		if !slices.Contains(out, t) {
+			out = append(out, t)
 		}
 	}
 	return out

@@ -30,6 +30,14 @@ func TestTerms(t *testing.T) {
 	}
 }
 
+func TestDistinctTerms(t *testing.T) {
+	a := New()
+	got := a.DistinctTerms("reset passwords: Reset the password, resetting")
+	if want := []string{"reset", "password"}; !slices.Equal(got, want) {
+		t.Errorf("DistinctTerms = %q, want %q", got, want)
+	}
+}
+
 func TestTokensKeepWordsAndStops(t *testing.T) {
 	got := New().Tokens("The invoices")
 	want := []Token{{Word: "the", Term: "the", Stop: true}, {Word: "invoices", Term: "invoic"}}

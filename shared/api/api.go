@@ -134,23 +134,14 @@ type Edges struct {
 	Incoming []IncomingEdge `json:"incoming"`
 }
 
-// Document is GET /documents/{id}.
+// Document is GET /documents/{id}: a DocumentItem with its template, library
+// and edges. DocumentItem is embedded so that its fields come first in the JSON,
+// in the same order as in a list of documents.
 type Document struct {
-	ID             string          `json:"id"`
-	Title          string          `json:"title"`
-	Category       string          `json:"category"`
-	Tags           []string        `json:"tags"`
-	Applications   []string        `json:"applications"`
-	RecordingCount int             `json:"recordingCount"`
-	DeviceCount    int             `json:"deviceCount"`
-	FirstSeen      Time            `json:"firstSeen"`
-	LastSeen       Time            `json:"lastSeen"`
-	CreatedAt      Time            `json:"createdAt"`
-	UpdatedAt      Time            `json:"updatedAt"`
-	Content        json.RawMessage `json:"content"`
-	Schema         Schema          `json:"schema"`
-	Library        DocumentRef     `json:"library"`
-	Edges          Edges           `json:"edges"`
+	DocumentItem
+	Schema  Schema      `json:"schema"`
+	Library DocumentRef `json:"library"`
+	Edges   Edges       `json:"edges"`
 }
 
 // DocumentItem is an item of GET /libraries/{id}/documents.

@@ -94,7 +94,7 @@ func (p Page) Offset() int {
 // that no longer exists) is a coded 401; any other error is a failure to check.
 func (s *Service) Authenticate(ctx context.Context, secret string) (*doclib.Principal, error) {
 	if secret == "" {
-		return nil, doclib.Errorf(doclib.EUnauthorised, "Missing API key. Send it in the Authorization header as \"Bearer <API_KEY>\".")
+		return nil, doclib.MissingKeyError()
 	}
 	hash := doclib.HashKey(secret)
 	key, err := s.store.APIKey(ctx, hash)
@@ -104,8 +104,8 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (*doclib.Prin
 	if err != nil {
 		return nil, fmt.Errorf("service: look up key: %w", err)
 	}
-	if !key.ExpiresAt.IsZero() && !s.now().Before(key.ExpiresAt) {
-		return nil, doclib.Errorf(doclib.EKeyExpired, "The API key expired at %s. Create a new key in the desktop app.", key.ExpiresAt.UTC().Format(time.RFC3339))
+	if err := doclib.CheckKeyExpiry(key.ExpiresAt, s.now()); err != nil {
+		return nil, err
 	}
 	// The device and the workspace are independent reads: one round trip.
 	var (
@@ -255,12 +255,18 @@ func (s *Service) Documents(ctx context.Context, p *doclib.Principal, ref string
 	out := &api.DocumentPage{Documents: make([]api.DocumentItem, len(docs)), Total: total,
 		Page: page.Number, PageSize: page.Size, Schema: schemaOut(lib.Schema)}
 	for i, d := range docs {
-		out.Documents[i] = api.DocumentItem{ID: d.ID, Title: d.Title, Category: d.Category,
-			Tags: d.Tags, Applications: d.Applications, RecordingCount: d.RecordingCount,
-			DeviceCount: d.DeviceCount, FirstSeen: api.Time{Time: d.FirstSeen}, LastSeen: api.Time{Time: d.LastSeen},
-			CreatedAt: api.Time{Time: d.CreatedAt}, UpdatedAt: api.Time{Time: d.UpdatedAt}, Content: d.Content}
+		out.Documents[i] = documentItem(d)
 	}
 	return out, nil
+}
+
+// documentItem is a document as a list shows it, and as GET /documents/{id}
+// begins.
+func documentItem(d *doclib.Document) api.DocumentItem {
+	return api.DocumentItem{ID: d.ID, Title: d.Title, Category: d.Category,
+		Tags: d.Tags, Applications: d.Applications, RecordingCount: d.RecordingCount,
+		DeviceCount: d.DeviceCount, FirstSeen: api.Time{Time: d.FirstSeen}, LastSeen: api.Time{Time: d.LastSeen},
+		CreatedAt: api.Time{Time: d.CreatedAt}, UpdatedAt: api.Time{Time: d.UpdatedAt}, Content: d.Content}
 }
 
 // Document is GET /documents/{id}.
@@ -273,12 +279,8 @@ func (s *Service) Document(ctx context.Context, p *doclib.Principal, id string) 
 	if err != nil {
 		return nil, err
 	}
-	out := &api.Document{ID: doc.ID, Title: doc.Title, Category: doc.Category, Tags: doc.Tags,
-		Applications: doc.Applications, RecordingCount: doc.RecordingCount, DeviceCount: doc.DeviceCount,
-		FirstSeen: api.Time{Time: doc.FirstSeen}, LastSeen: api.Time{Time: doc.LastSeen},
-		CreatedAt: api.Time{Time: doc.CreatedAt}, UpdatedAt: api.Time{Time: doc.UpdatedAt},
-		Content: doc.Content, Schema: schemaOut(lib.Schema), Library: api.DocumentRef{ID: lib.ID, Name: lib.Name},
-		Edges: edgesOut(p, edges)}
+	out := &api.Document{DocumentItem: documentItem(doc), Schema: schemaOut(lib.Schema),
+		Library: api.DocumentRef{ID: lib.ID, Name: lib.Name}, Edges: edgesOut(p, edges)}
 	return out, nil
 }
 

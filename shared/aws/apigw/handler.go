@@ -122,7 +122,7 @@ func Principal(now func() time.Time) func(*http.Request) (*doclib.Principal, err
 		rc, ok := core.GetAPIGatewayContextFromContext(r.Context())
 		keyID := contextString(rc.Authorizer, CtxKeyID)
 		if !ok || keyID == "" {
-			return nil, doclib.Errorf(doclib.EUnauthorised, "Missing API key. Send it in the Authorization header as \"Bearer <API_KEY>\".")
+			return nil, doclib.MissingKeyError()
 		}
 		a := rc.Authorizer
 		p := &doclib.Principal{
@@ -148,8 +148,8 @@ func Principal(now func() time.Time) func(*http.Request) (*doclib.Principal, err
 		}
 		if secs, err := strconv.ParseInt(contextString(a, CtxExpiresAt), 10, 64); err == nil && secs > 0 {
 			p.ExpiresAt = time.Unix(secs, 0).UTC()
-			if !now().Before(p.ExpiresAt) {
-				return nil, doclib.Errorf(doclib.EKeyExpired, "The API key expired at %s. Create a new key in the desktop app.", p.ExpiresAt.Format(time.RFC3339))
+			if err := doclib.CheckKeyExpiry(p.ExpiresAt, now()); err != nil {
+				return nil, err
 			}
 		}
 		return p, nil

@@ -38,8 +38,8 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
-	"golang.org/x/sync/errgroup"
 
+	"github.com/doclib/doclib/shared/backend/embedcall"
 	"github.com/doclib/doclib/shared/search"
 )
 
@@ -282,7 +282,7 @@ func build(cfg Config) (*Embedder, error) {
 		concurrency:   orDefault(cfg.Concurrency, DefaultConcurrency),
 		maxInputChars: orDefault(cfg.MaxInputChars, DefaultMaxInputChars),
 		maxRetries:    orDefault(cfg.MaxRetries, DefaultMaxRetries),
-		sleep:         sleepCtx,
+		sleep:         embedcall.Sleep,
 		random:        rand.Float64,
 	}
 	e.maxRetries = max(e.maxRetries, 0)
@@ -317,82 +317,21 @@ func (e *Embedder) ID() string { return e.id }
 // Concurrency at a time; the first failure cancels the rest. Throttling and
 // outages that outlast the retries wrap search.ErrEmbedder.
 func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	out := make([][]float32, len(texts))
-	var pending []int // positions of the texts to send
-	for i, t := range texts {
-		if strings.TrimSpace(t) == "" {
-			out[i] = make([]float32, e.dims)
-		} else {
-			pending = append(pending, i)
-		}
-	}
-	if len(pending) == 0 {
-		return out, nil
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("bedrock: embed %d texts: %w", len(pending), err)
-	}
-
-	run := func(ctx context.Context, k int) error {
-		i := pending[k]
-		v, err := e.embedOne(ctx, texts[i])
+	f := embedcall.Fanout{Name: "bedrock", Dims: e.dims, BatchSize: 1, Concurrency: e.concurrency,
+		Skip: func(t string) bool { return strings.TrimSpace(t) == "" }}
+	return f.Embed(ctx, texts, func(ctx context.Context, pos []int, batch []string) ([][]float32, error) {
+		v, err := e.embedOne(ctx, batch[0])
 		if err != nil {
-			return fmt.Errorf("bedrock: embed texts[%d]: %w", i, err)
+			return nil, fmt.Errorf("bedrock: embed texts[%d]: %w", pos[0], err)
 		}
-		out[i] = v
-		return nil
-	}
-	if len(pending) == 1 {
-		if err := run(ctx, 0); err != nil {
-			return nil, err
-		}
-		return out, nil
-	}
-
-	// At most e.concurrency calls at once; the first failure cancels the
-	// others, whose errors are mostly that cancel's echo (errgroup keeps
-	// the first).
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(e.concurrency)
-	for k := range len(pending) {
-		if gctx.Err() != nil {
-			break
-		}
-		g.Go(func() error { return run(gctx, k) })
-	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	// Scheduling stops quietly when ctx ends between calls.
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("bedrock: embed %d texts: %w", len(pending), err)
-	}
-	return out, nil
+		return [][]float32{v}, nil
+	})
 }
 
 // backoff is the wait before retry attempt+1: exponential, with the upper
 // half jittered so that callers throttled together do not return together.
 func (e *Embedder) backoff(attempt int) time.Duration {
-	d := maxBackoff
-	if attempt < 16 {
-		d = min(baseBackoff<<attempt, maxBackoff)
-	}
-	return d/2 + time.Duration(e.random()*float64(d/2))
-}
-
-// sleepCtx waits for d or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return embedcall.Backoff(attempt, baseBackoff, maxBackoff, e.random)
 }
 
 // Compile-time check that the SDK client fits InvokeModelAPI.

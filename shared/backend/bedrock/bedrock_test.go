@@ -6,7 +6,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -37,6 +36,7 @@ import (
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
+	"github.com/doclib/doclib/internal/embedtest"
 	"github.com/doclib/doclib/shared/search"
 )
 
@@ -139,30 +139,6 @@ func (f *fakeBedrock) seenRequests() []wireRequest {
 	return slices.Clone(f.seen)
 }
 
-// rawVector is the deterministic, deliberately unnormalised vector the fake
-// returns for text.
-func rawVector(text string, dims int) []float64 {
-	h := fnv.New64a()
-	h.Write([]byte(text))
-	r := rand.New(rand.NewPCG(h.Sum64(), 7))
-	v := make([]float64, dims)
-	for i := range v {
-		v[i] = 50 * (r.Float64() - 0.3)
-	}
-	return v
-}
-
-// unit is rawVector normalised, what Embed should return.
-func unit(text string, dims int) []float32 {
-	raw := rawVector(text, dims)
-	v := make([]float32, dims)
-	for i, x := range raw {
-		v[i] = float32(x)
-	}
-	search.Normalize(v)
-	return v
-}
-
 // answer writes Titan V2's answer for req, with the embeddingsByType that
 // the Embedder must ignore.
 func answer(w http.ResponseWriter, req wireRequest) {
@@ -170,7 +146,7 @@ func answer(w http.ResponseWriter, req wireRequest) {
 	if req.Dimensions != nil {
 		dims = *req.Dimensions
 	}
-	v := rawVector(req.InputText, dims)
+	v := embedtest.RawVector(req.InputText, dims)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Amzn-Requestid", "req-ok")
 	_ = json.NewEncoder(w).Encode(map[string]any{
@@ -230,51 +206,18 @@ func newClient(url string, sdkAttempts int, opts ...func(*bedrockruntime.Options
 	return bedrockruntime.New(o, append([]func(*bedrockruntime.Options){ignoreAPIKey, withRetryableCodes}, opts...)...)
 }
 
-// sleeps records the injected sleeps.
-type sleeps struct {
-	mu sync.Mutex
-	d  []time.Duration
-}
-
-func (s *sleeps) all() []time.Duration {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.d)
-}
-
 // newTestEmbedder is New with the sleeps recorded, not slept, and the jitter
 // fixed at half.
-func newTestEmbedder(t *testing.T, cfg Config) (*Embedder, *sleeps) {
+func newTestEmbedder(t *testing.T, cfg Config) (*Embedder, *embedtest.Sleeps) {
 	t.Helper()
 	e, err := New(cfg)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	s := &sleeps{}
-	e.sleep = func(ctx context.Context, d time.Duration) error {
-		s.mu.Lock()
-		s.d = append(s.d, d)
-		s.mu.Unlock()
-		return ctx.Err()
-	}
+	s := &embedtest.Sleeps{}
+	e.sleep = s.Sleep
 	e.random = func() float64 { return 0.5 }
 	return e, s
-}
-
-func texts(n int) []string {
-	out := make([]string, n)
-	for i := range out {
-		out[i] = fmt.Sprintf("text number %03d", i)
-	}
-	return out
-}
-
-func norm(v []float32) float64 {
-	var s float64
-	for _, x := range v {
-		s += float64(x) * float64(x)
-	}
-	return math.Sqrt(s)
 }
 
 func checkVector(t *testing.T, i int, text string, got []float32, dims int) {
@@ -288,14 +231,14 @@ func checkVector(t *testing.T, i int, text string, got []float32, dims int) {
 		}
 		return
 	}
-	want := unit(text, dims)
+	want := embedtest.Unit(text, dims)
 	for j := range want {
 		if math.Abs(float64(got[j]-want[j])) > 1e-5 {
 			t.Fatalf("vector %d (%q) differs at %d: got %v, want %v", i, text, j, got[j], want[j])
 		}
 	}
-	if math.Abs(norm(got)-1) > 1e-5 {
-		t.Fatalf("vector %d has length %v", i, norm(got))
+	if math.Abs(embedtest.Norm(got)-1) > 1e-5 {
+		t.Fatalf("vector %d has length %v", i, embedtest.Norm(got))
 	}
 }
 
@@ -374,7 +317,7 @@ func TestOrderAndConcurrency(t *testing.T) {
 				answer(w, req)
 			})
 			e, _ := newTestEmbedder(t, Config{Client: newClient(srv.URL, 1), Dimensions: 256, Concurrency: tc.concurrency})
-			in := texts(60)
+			in := embedtest.Texts(60)
 			in[5], in[17], in[30] = "", "  \n\t", ""
 			got, err := e.Embed(context.Background(), in)
 			if err != nil {
@@ -512,7 +455,7 @@ func TestRetryableErrorsThenSuccess(t *testing.T) {
 			}
 			// Random is fixed at 0.5, so each wait is three quarters of
 			// 1 s × 2^n.
-			if s := slept.all(); !slices.Equal(s, []time.Duration{750 * time.Millisecond, 1500 * time.Millisecond}) {
+			if s := slept.All(); !slices.Equal(s, []time.Duration{750 * time.Millisecond, 1500 * time.Millisecond}) {
 				t.Errorf("slept %v, want [750ms 1.5s]", s)
 			}
 		})
@@ -550,7 +493,7 @@ func TestThrottledPastRetries(t *testing.T) {
 			if n := srv.requests.Load(); n != int64(tc.wantRequests) {
 				t.Errorf("%d requests, want %d", n, tc.wantRequests)
 			}
-			if s := slept.all(); !slices.Equal(s, tc.wantSleeps) {
+			if s := slept.All(); !slices.Equal(s, tc.wantSleeps) {
 				t.Errorf("slept %v, want %v", s, tc.wantSleeps)
 			}
 		})
@@ -615,8 +558,8 @@ func TestErrorsNotRetried(t *testing.T) {
 			if !tc.typedCheck(err) {
 				t.Errorf("error %v does not wrap the typed exception", err)
 			}
-			if n := srv.requests.Load(); n != 1 || len(slept.all()) != 0 {
-				t.Errorf("%d requests and sleeps %v, want 1 and none", n, slept.all())
+			if n := srv.requests.Load(); n != 1 || len(slept.All()) != 0 {
+				t.Errorf("%d requests and sleeps %v, want 1 and none", n, slept.All())
 			}
 		})
 	}
@@ -706,7 +649,7 @@ func TestFirstErrorStopsTheRest(t *testing.T) {
 		answer(w, req)
 	})
 	e, _ := newTestEmbedder(t, Config{Client: newClient(srv.URL, 1), Concurrency: 1})
-	_, err := e.Embed(context.Background(), texts(10))
+	_, err := e.Embed(context.Background(), embedtest.Texts(10))
 	if err == nil || !strings.Contains(err.Error(), "texts[1]") || !strings.Contains(err.Error(), "text two is bad") {
 		t.Fatalf("error %v", err)
 	}
@@ -730,7 +673,7 @@ func TestCancelStopsInFlight(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
 	start := time.Now()
-	_, err := e.Embed(ctx, texts(6))
+	_, err := e.Embed(ctx, embedtest.Texts(6))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("error %v, want context.Canceled", err)
 	}
@@ -809,8 +752,8 @@ func TestTimeoutsAndDroppedConnectionsRetried(t *testing.T) {
 			if _, err := e.Embed(context.Background(), []string{"a"}); err != nil {
 				t.Fatalf("not retried: %v", err)
 			}
-			if n := calls.Load(); n != 2 || len(slept.all()) != 1 {
-				t.Errorf("%d requests and sleeps %v, want 2 and one", n, slept.all())
+			if n := calls.Load(); n != 2 || len(slept.All()) != 1 {
+				t.Errorf("%d requests and sleeps %v, want 2 and one", n, slept.All())
 			}
 		})
 	}
@@ -829,29 +772,8 @@ func TestUnreachable(t *testing.T) {
 		t.Errorf("error %q", err)
 	}
 	checkNoLeak(t, err, "\x00")
-	if len(slept.all()) != 1 {
-		t.Errorf("slept %v, want one backoff", slept.all())
-	}
-}
-
-func TestBackoffJitterBounds(t *testing.T) {
-	e, err := New(Config{Client: newClient("http://127.0.0.1:1", 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for attempt, full := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second} {
-		e.random = func() float64 { return 0 }
-		if d := e.backoff(attempt); d != full/2 {
-			t.Errorf("attempt %d, random 0: %s, want %s", attempt, d, full/2)
-		}
-		e.random = func() float64 { return 0.999999 }
-		if d := e.backoff(attempt); d < full*99/100 || d > full {
-			t.Errorf("attempt %d, random ~1: %s, want about %s", attempt, d, full)
-		}
-	}
-	e.random = func() float64 { return 1 }
-	if d := e.backoff(100); d != maxBackoff {
-		t.Errorf("late backoff %s, want the cap %s", d, maxBackoff)
+	if len(slept.All()) != 1 {
+		t.Errorf("slept %v, want one backoff", slept.All())
 	}
 }
 
@@ -980,30 +902,7 @@ func TestLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%s in %s", e.ID(), region)
-	vs, err := e.Embed(ctx, []string{
-		"reset a user's password",
-		"help someone who forgot their password",
-		"approve a vendor invoice",
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, v := range vs {
-		if len(v) != e.Dimensions() || math.Abs(norm(v)-1) > 1e-4 {
-			t.Errorf("vector %d: %d dimensions, length %v", i, len(v), norm(v))
-		}
-	}
-	dot := func(a, b []float32) (s float64) {
-		for i := range a {
-			s += float64(a[i]) * float64(b[i])
-		}
-		return s
-	}
-	para, off1, off2 := dot(vs[0], vs[1]), dot(vs[0], vs[2]), dot(vs[1], vs[2])
-	t.Logf("paraphrases %.3f, unrelated %.3f and %.3f", para, off1, off2)
-	if para <= off1 || para <= off2 {
-		t.Errorf("the paraphrases (%.3f) are not closer than the unrelated text (%.3f, %.3f)", para, off1, off2)
-	}
+	embedtest.CheckLive(ctx, t, e)
 }
 
 func TestBrokenConnectionsAreRetryable(t *testing.T) {
@@ -1114,7 +1013,7 @@ func TestTooManyTokensCutShorter(t *testing.T) {
 			}
 			checkVector(t, 1, long[1], got[1], 256)
 			checkVector(t, 0, "a short text", got[0], 256)
-			if s := slept.all(); len(s) != 0 {
+			if s := slept.All(); len(s) != 0 {
 				t.Errorf("slept %v before sending the shorter text, want no wait", s)
 			}
 		})
@@ -1159,7 +1058,7 @@ func TestTooManyTokensPastCuts(t *testing.T) {
 		// 8192 of 16384 tokens, less a tenth: 45 % of the characters.
 		checkWordCut(t, text, seen[i].InputText, prev*45/100)
 	}
-	if s := slept.all(); len(s) != 0 {
+	if s := slept.All(); len(s) != 0 {
 		t.Errorf("slept %v, want no wait", s)
 	}
 }
@@ -1198,8 +1097,8 @@ func TestOtherValidationNotCut(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), "Bedrock rejected the request") || strings.Contains(err.Error(), "too many tokens") {
 				t.Fatalf("error %v", err)
 			}
-			if n := srv.requests.Load(); n != 1 || len(slept.all()) != 0 {
-				t.Errorf("%d requests and sleeps %v, want 1 and none", n, slept.all())
+			if n := srv.requests.Load(); n != 1 || len(slept.All()) != 0 {
+				t.Errorf("%d requests and sleeps %v, want 1 and none", n, slept.All())
 			}
 		})
 	}

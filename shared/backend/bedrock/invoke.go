@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"regexp"
 	"strconv"
@@ -23,14 +22,12 @@ import (
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
+	"github.com/doclib/doclib/shared/backend/embedcall"
 	"github.com/doclib/doclib/shared/search"
 )
 
 const (
 	jsonType = "application/json"
-	// maxMessageRunes keeps the service's error message readable in a log
-	// line.
-	maxMessageRunes = 200
 	// maxCutLookback is how far back from the limit a cut looks for a
 	// whitespace before it cuts inside a word.
 	maxCutLookback = 200
@@ -344,20 +341,13 @@ func cause(err error) error {
 	return err
 }
 
-// clean makes a message fit one log line and removes the text it may quote.
+// clean makes a message fit one log line and removes the text it may quote
+// (a text under 8 bytes is too likely to stand for other words as well).
 func clean(msg, text string) string {
-	if !utf8.ValidString(msg) {
-		msg = strings.ToValidUTF8(msg, "?")
+	if len(text) < 8 {
+		text = ""
 	}
-	if len(text) >= 8 {
-		msg = strings.ReplaceAll(msg, text, "[the text]")
-	}
-	msg = strings.Join(strings.Fields(msg), " ")
-	if utf8.RuneCountInString(msg) > maxMessageRunes {
-		r := []rune(msg)
-		msg = string(r[:maxMessageRunes]) + "…"
-	}
-	return msg
+	return embedcall.Clean(msg, text, "[the text]")
 }
 
 // decode parses and checks a successful answer and returns its vector,
@@ -376,17 +366,9 @@ func (e *Embedder) decode(data []byte) ([]float32, error) {
 	if len(resp.Embedding) != e.dims {
 		return nil, fmt.Errorf("model %q returned a vector of %d dimensions, want %d (Config.Dimensions)", e.model, len(resp.Embedding), e.dims)
 	}
-	v := make([]float32, len(resp.Embedding))
-	for j, num := range resp.Embedding {
-		f, err := strconv.ParseFloat(string(num), 32)
-		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-			shown := string(num)
-			if shown == "" {
-				shown = "null"
-			}
-			return nil, fmt.Errorf("the embedding of model %q holds %s at %d, not a finite number", e.model, shown, j)
-		}
-		v[j] = float32(f)
+	v, err := embedcall.ParseVector(resp.Embedding, fmt.Sprintf("the embedding of model %q", e.model))
+	if err != nil {
+		return nil, err
 	}
 	if err := search.CheckVectors([][]float32{v}, 1, e.dims); err != nil {
 		return nil, err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,43 +18,20 @@ import (
 	"github.com/doclib/doclib/shared/data/dataset"
 )
 
-// RefusedError is an import refused before its first write: the data set is
-// valid on its own but cannot go into this table. Nothing was written.
-type RefusedError struct {
-	// Reason says why, as a sentence start ("the data set does not fit DynamoDB").
-	Reason   string
-	Problems []string
-	// More counts problems found beyond those listed.
-	More int
-}
-
 // maxListedProblems caps the problems a refusal lists, so that a data set
 // wrong everywhere still gives a message a person can read.
 const maxListedProblems = 20
 
-func refused(reason string, problems []string) *RefusedError {
-	e := &RefusedError{Reason: reason, Problems: problems}
+// refused is an import refused before its first write: the data set is valid
+// on its own but cannot go into this table. reason says why, as a sentence
+// start ("the data set does not fit DynamoDB"). It is the *dataset.ValidationError
+// that dataset.Load returns for a data set wrong in itself.
+func refused(reason string, problems []string) *dataset.ValidationError {
+	e := &dataset.ValidationError{Reason: reason + ", nothing was written", Problems: problems}
 	if len(problems) > maxListedProblems {
 		e.Problems, e.More = problems[:maxListedProblems], len(problems)-maxListedProblems
 	}
 	return e
-}
-
-func (e *RefusedError) Error() string {
-	var b strings.Builder
-	n := len(e.Problems) + e.More
-	fmt.Fprintf(&b, "%s, nothing was written: %d problem", e.Reason, n)
-	if n != 1 {
-		b.WriteString("s")
-	}
-	for _, p := range e.Problems {
-		b.WriteString("\n  - ")
-		b.WriteString(p)
-	}
-	if e.More > 0 {
-		fmt.Fprintf(&b, "\n  ... and %d more", e.More)
-	}
-	return b.String()
 }
 
 // claim is an item the data set would write under a key that carries no

@@ -70,7 +70,7 @@ func TestImportRefusesAnotherWorkspacesIDs(t *testing.T) {
 
 	b := workspaceSet(t, "ws_evil", "key_e", auditSecret, "lib_e", "doc_1", "HIJACKED")
 	_, err := tbl.Import(ctx, b, "gB", dynamo.ImportOptions{Prune: true})
-	var re *dynamo.RefusedError
+	var re *dataset.ValidationError
 	if !errors.As(err, &re) {
 		t.Fatalf("the import was not refused: %v", err)
 	}

@@ -79,8 +79,8 @@ const (
 // store's own code, so both backends answer alike. Before the first write,
 // every item is checked against DynamoDB's limits and every globally keyed ID
 // against the workspaces that hold it in the table; either refusal is a
-// *RefusedError and writes nothing. Writes are batched, retried when
-// unprocessed, and idempotent.
+// *dataset.ValidationError, like dataset.Load's, and writes nothing. Writes are
+// batched, retried when unprocessed, and idempotent.
 func (t *Table) Import(ctx context.Context, d *dataset.Data, gen string, opt ImportOptions) (*ImportResult, error) {
 	start := time.Now()
 	if p := opt.Progress; p != nil { // the writers report concurrently: serialise

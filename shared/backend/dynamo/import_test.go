@@ -134,7 +134,7 @@ func TestImportRefusesWhatDynamoDBCannotHold(t *testing.T) {
 	}
 	tbl := newTable(t)
 	_, err := tbl.Import(context.Background(), d, "g1", dynamo.ImportOptions{})
-	var re *dynamo.RefusedError
+	var re *dataset.ValidationError
 	if !errors.As(err, &re) {
 		t.Fatalf("not refused: %v", err)
 	}

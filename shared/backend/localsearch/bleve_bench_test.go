@@ -126,7 +126,7 @@ func benchLexical(b *testing.B, docs int, ours bool) {
 		i++
 		if ours {
 			s := lb.x.getScratch()
-			terms := dedupe(lb.x.analyzer.Terms(q))
+			terms := lb.x.analyzer.DistinctTerms(q)
 			rules := search.DefaultRules("hash-")
 			rules.Feedback.Docs = 0 // the word match alone, as bleve's
 			lb.x.words(s, terms, lb.spans, &rules)

@@ -77,7 +77,7 @@ func (x *Index) Candidates(ctx context.Context, q *search.Query, add func(search
 	s := x.getScratch()
 	defer x.scratch.Put(s)
 
-	terms := dedupe(x.analyzer.Terms(q.Text))
+	terms := x.analyzer.DistinctTerms(q.Text)
 	w := x.words(s, terms, spans, q.Rules)
 	if err := ctx.Err(); err != nil {
 		return err
@@ -109,16 +109,6 @@ func (x *Index) Candidates(ctx context.Context, q *search.Query, add func(search
 		}
 	}
 	return nil
-}
-
-func dedupe(terms []string) []string {
-	out := terms[:0:0]
-	for _, t := range terms {
-		if !slices.Contains(out, t) {
-			out = append(out, t)
-		}
-	}
-	return out
 }
 
 // postings returns the postings of term inside sp.

@@ -1,6 +1,7 @@
-// Package offline holds the offline embedder: a deterministic text-to-vector
-// function that needs no network and no model, and the query-embedding cache
-// every embedder is wrapped in.
+// Package offline holds the embedders that need no network and no model:
+// Hashing, a deterministic text-to-vector function, and Corpus, latent
+// semantic analysis fitted to a corpus, with the small thesaurus both use to
+// relate synonyms.
 package offline
 
 import (

@@ -16,8 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
+	"github.com/doclib/doclib/shared/backend/embedcall"
 	"github.com/doclib/doclib/shared/search"
 )
 
@@ -153,7 +152,7 @@ func build(cfg Config) (*Embedder, error) {
 		timeout:     cfg.Timeout,
 		maxRetries:  cfg.MaxRetries,
 		client:      cfg.HTTPClient,
-		sleep:       sleepCtx,
+		sleep:       embedcall.Sleep,
 		random:      rand.Float64,
 	}
 	if e.timeout == 0 {
@@ -237,77 +236,13 @@ func (e *Embedder) ID() string { return e.id }
 // zero vector without a request. Batches run Concurrency at a time; the first
 // failure cancels the rest. Provider outages wrap search.ErrEmbedder.
 func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	out := make([][]float32, len(texts))
-	var pending []int // positions of the texts to send
-	for i, t := range texts {
-		if t == "" {
-			out[i] = make([]float32, e.dims)
-		} else {
-			pending = append(pending, i)
-		}
-	}
-	if len(pending) == 0 {
-		return out, nil
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("openai: embed %d texts: %w", len(pending), err)
-	}
-
-	batches := (len(pending) + e.batchSize - 1) / e.batchSize
-	run := func(ctx context.Context, b int) error {
-		pos := pending[b*e.batchSize : min((b+1)*e.batchSize, len(pending))]
-		in := make([]string, len(pos))
-		for j, p := range pos {
-			in[j] = texts[p]
-		}
-		vs, err := e.embedBatch(ctx, in)
+	f := embedcall.Fanout{Name: "openai", Dims: e.dims, BatchSize: e.batchSize, Concurrency: e.concurrency,
+		Skip: func(t string) bool { return t == "" }}
+	return f.Embed(ctx, texts, func(ctx context.Context, _ []int, batch []string) ([][]float32, error) {
+		vs, err := e.embedBatch(ctx, batch)
 		if err != nil {
-			return fmt.Errorf("openai: embed batch of %d: %w", len(in), err)
+			return nil, fmt.Errorf("openai: embed batch of %d: %w", len(batch), err)
 		}
-		for j, p := range pos {
-			out[p] = vs[j]
-		}
-		return nil
-	}
-	if batches == 1 {
-		if err := run(ctx, 0); err != nil {
-			return nil, err
-		}
-		return out, nil
-	}
-
-	// At most e.concurrency calls at once; the first failure cancels the
-	// others, whose errors are mostly that cancel's echo (errgroup keeps
-	// the first).
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(e.concurrency)
-	for k := range batches {
-		if gctx.Err() != nil {
-			break
-		}
-		g.Go(func() error { return run(gctx, k) })
-	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	// Scheduling stops quietly when ctx ends between batches.
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("openai: embed %d texts: %w", len(pending), err)
-	}
-	return out, nil
-}
-
-// sleepCtx waits for d or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+		return vs, nil
+	})
 }

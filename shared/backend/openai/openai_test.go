@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -19,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/doclib/doclib/internal/embedtest"
 	"github.com/doclib/doclib/shared/search"
 )
 
@@ -103,30 +103,6 @@ func (f *fakeServer) seenRequests() []wireRequest {
 	return slices.Clone(f.seen)
 }
 
-// rawVector is the deterministic, deliberately unnormalised vector the fake
-// server returns for text.
-func rawVector(text string, dims int) []float64 {
-	h := fnv.New64a()
-	h.Write([]byte(text))
-	r := rand.New(rand.NewPCG(h.Sum64(), 7))
-	v := make([]float64, dims)
-	for i := range v {
-		v[i] = 50 * (r.Float64() - 0.3)
-	}
-	return v
-}
-
-// unit is rawVector normalised, what Embed should return.
-func unit(text string, dims int) []float32 {
-	raw := rawVector(text, dims)
-	v := make([]float32, dims)
-	for i, x := range raw {
-		v[i] = float32(x)
-	}
-	search.Normalize(v)
-	return v
-}
-
 type item struct {
 	Object    string    `json:"object"`
 	Index     int       `json:"index"`
@@ -137,7 +113,7 @@ type item struct {
 func answer(w http.ResponseWriter, req wireRequest, dims int, shuffle bool) {
 	items := make([]item, len(req.Input))
 	for i, in := range req.Input {
-		items[i] = item{Object: "embedding", Index: i, Embedding: rawVector(in, dims)}
+		items[i] = item{Object: "embedding", Index: i, Embedding: embedtest.RawVector(in, dims)}
 	}
 	if shuffle {
 		rand.Shuffle(len(items), func(i, j int) { items[i], items[j] = items[j], items[i] })
@@ -161,43 +137,18 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"message": msg, "type": "invalid_request_error", "code": nil}})
 }
 
-// sleeps records the injected sleeps.
-type sleeps struct {
-	mu sync.Mutex
-	d  []time.Duration
-}
-
-func (s *sleeps) all() []time.Duration {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.d)
-}
-
 // newTestEmbedder builds an Embedder whose sleeps are recorded, not slept, and
 // whose jitter is fixed at half, then learns the dimensions like New.
-func newTestEmbedder(t *testing.T, cfg Config) (*Embedder, *sleeps, error) {
+func newTestEmbedder(t *testing.T, cfg Config) (*Embedder, *embedtest.Sleeps, error) {
 	t.Helper()
 	e, err := build(cfg)
 	if err != nil {
 		t.Fatalf("build: %v", err)
 	}
-	s := &sleeps{}
-	e.sleep = func(ctx context.Context, d time.Duration) error {
-		s.mu.Lock()
-		s.d = append(s.d, d)
-		s.mu.Unlock()
-		return ctx.Err()
-	}
+	s := &embedtest.Sleeps{}
+	e.sleep = s.Sleep
 	e.random = func() float64 { return 0.5 }
 	return e, s, e.learnDimensions(context.Background())
-}
-
-func texts(n int) []string {
-	out := make([]string, n)
-	for i := range out {
-		out[i] = fmt.Sprintf("text number %03d", i)
-	}
-	return out
 }
 
 func checkVectors(t *testing.T, in []string, got [][]float32, dims int) {
@@ -206,7 +157,7 @@ func checkVectors(t *testing.T, in []string, got [][]float32, dims int) {
 		t.Fatalf("got %d vectors for %d texts", len(got), len(in))
 	}
 	for i, text := range in {
-		want := unit(text, dims)
+		want := embedtest.Unit(text, dims)
 		if len(got[i]) != dims {
 			t.Fatalf("vector %d has %d dimensions, want %d", i, len(got[i]), dims)
 		}
@@ -216,14 +167,6 @@ func checkVectors(t *testing.T, in []string, got [][]float32, dims int) {
 			}
 		}
 	}
-}
-
-func norm(v []float32) float64 {
-	var s float64
-	for _, x := range v {
-		s += float64(x) * float64(x)
-	}
-	return math.Sqrt(s)
 }
 
 func TestNewLearnsDimensions(t *testing.T) {
@@ -333,7 +276,7 @@ func TestDefaults(t *testing.T) {
 
 func TestEmbedBatchesInOrder(t *testing.T) {
 	const dims = 8
-	in := texts(150)
+	in := embedtest.Texts(150)
 	var mu sync.Mutex
 	var finished []string // first input of each request, in order of completion
 	srv := newFakeServer(t, func(w http.ResponseWriter, _ *http.Request, req wireRequest) {
@@ -400,7 +343,7 @@ func TestEmbedConcurrencyBound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := texts(30)
+	in := embedtest.Texts(30)
 	got, err := e.Embed(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)
@@ -432,8 +375,8 @@ func TestEmbedNormalises(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, v := range got {
-		if math.Abs(norm(v)-1) > 1e-6 {
-			t.Errorf("vector %d has length %v, want 1", i, norm(v))
+		if math.Abs(embedtest.Norm(v)-1) > 1e-6 {
+			t.Errorf("vector %d has length %v, want 1", i, embedtest.Norm(v))
 		}
 	}
 	if want := []float32{0.6, 0, -0.8, 0}; !slices.Equal(got[0], want) {
@@ -456,7 +399,7 @@ func TestEmbedEmptyTexts(t *testing.T) {
 			t.Fatalf("%d vectors for %d texts", len(got), len(in))
 		}
 		for _, v := range got {
-			if len(v) != 6 || norm(v) != 0 {
+			if len(v) != 6 || embedtest.Norm(v) != 0 {
 				t.Errorf("empty text got %v, want 6 zeros", v)
 			}
 		}
@@ -474,7 +417,7 @@ func TestEmbedEmptyTexts(t *testing.T) {
 	}
 	checkVectors(t, in[1:2], got[1:2], 6)
 	checkVectors(t, in[3:], got[3:], 6)
-	if norm(got[0]) != 0 || norm(got[2]) != 0 || len(got[0]) != 6 {
+	if embedtest.Norm(got[0]) != 0 || embedtest.Norm(got[2]) != 0 || len(got[0]) != 6 {
 		t.Errorf("empty texts got %v and %v", got[0], got[2])
 	}
 }
@@ -543,7 +486,7 @@ func TestRetryAfter429(t *testing.T) {
 	if n := calls.Load(); n != 2 {
 		t.Errorf("%d attempts, want 2", n)
 	}
-	if s := slept.all(); !slices.Equal(s, []time.Duration{2 * time.Second}) {
+	if s := slept.All(); !slices.Equal(s, []time.Duration{2 * time.Second}) {
 		t.Errorf("slept %v, want [2s] from Retry-After", s)
 	}
 }
@@ -570,29 +513,8 @@ func TestRetriesExhausted503(t *testing.T) {
 	}
 	// Random is fixed at 0.5, so each wait is three quarters of 0.5 s × 2^n.
 	want := []time.Duration{375 * time.Millisecond, 750 * time.Millisecond, 1500 * time.Millisecond}
-	if s := slept.all(); !slices.Equal(s, want) {
+	if s := slept.All(); !slices.Equal(s, want) {
 		t.Errorf("slept %v, want %v", s, want)
-	}
-}
-
-func TestBackoffJitterBounds(t *testing.T) {
-	e, err := build(Config{BaseURL: "http://localhost/v1", Model: "m"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for attempt, full := range []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second} {
-		e.random = func() float64 { return 0 }
-		if d := e.backoff(attempt); d != full/2 {
-			t.Errorf("attempt %d, random 0: %s, want %s", attempt, d, full/2)
-		}
-		e.random = func() float64 { return 0.999999 }
-		if d := e.backoff(attempt); d < full*99/100 || d > full {
-			t.Errorf("attempt %d, random ~1: %s, want about %s", attempt, d, full)
-		}
-	}
-	e.random = func() float64 { return 1 }
-	if d := e.backoff(100); d != maxBackoff {
-		t.Errorf("late backoff %s, want the cap %s", d, maxBackoff)
 	}
 }
 
@@ -618,8 +540,8 @@ func TestNetworkErrorsRetried(t *testing.T) {
 	if _, err := e.Embed(context.Background(), []string{"a"}); err != nil {
 		t.Fatalf("a dropped connection was not retried: %v", err)
 	}
-	if len(slept.all()) != 1 {
-		t.Errorf("slept %v, want one backoff", slept.all())
+	if len(slept.All()) != 1 {
+		t.Errorf("slept %v, want one backoff", slept.All())
 	}
 
 	// An unreachable server fails with ErrEmbedder after the retries.
@@ -699,8 +621,8 @@ func TestNoRetryOn4xx(t *testing.T) {
 			if errors.Is(err, search.ErrEmbedder) {
 				t.Errorf("a %d wraps ErrEmbedder", tc.status)
 			}
-			if n := srv.requests.Load(); n != 1 || len(slept.all()) != 0 {
-				t.Errorf("%d attempts and sleeps %v, want 1 and none", n, slept.all())
+			if n := srv.requests.Load(); n != 1 || len(slept.All()) != 0 {
+				t.Errorf("%d attempts and sleeps %v, want 1 and none", n, slept.All())
 			}
 		})
 	}
@@ -800,7 +722,7 @@ func TestFirstErrorStopsOtherBatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = e.Embed(context.Background(), texts(10))
+	_, err = e.Embed(context.Background(), embedtest.Texts(10))
 	if err == nil || !strings.Contains(err.Error(), "batch two is bad") {
 		t.Fatalf("error %v", err)
 	}
@@ -827,7 +749,7 @@ func TestCancelStopsInFlight(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
 	start := time.Now()
-	_, err = e.Embed(ctx, texts(6))
+	_, err = e.Embed(ctx, embedtest.Texts(6))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("error %v, want context.Canceled", err)
 	}
@@ -914,28 +836,5 @@ func TestLiveServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%s: %d dimensions", e.ID(), e.Dimensions())
-	vs, err := e.Embed(ctx, []string{
-		"reset a user's password",
-		"help someone who forgot their password",
-		"approve a vendor invoice",
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, v := range vs {
-		if len(v) != e.Dimensions() || math.Abs(norm(v)-1) > 1e-4 {
-			t.Errorf("vector %d: %d dimensions, length %v", i, len(v), norm(v))
-		}
-	}
-	dot := func(a, b []float32) (s float64) {
-		for i := range a {
-			s += float64(a[i]) * float64(b[i])
-		}
-		return s
-	}
-	para, off1, off2 := dot(vs[0], vs[1]), dot(vs[0], vs[2]), dot(vs[1], vs[2])
-	t.Logf("paraphrases %.3f, unrelated %.3f and %.3f", para, off1, off2)
-	if para <= off1 || para <= off2 {
-		t.Errorf("the paraphrases (%.3f) are not closer than the unrelated text (%.3f, %.3f)", para, off1, off2)
-	}
+	embedtest.CheckLive(ctx, t, e)
 }

@@ -13,8 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
+	"github.com/doclib/doclib/shared/backend/embedcall"
 	"github.com/doclib/doclib/shared/search"
 )
 
@@ -22,8 +22,6 @@ const (
 	// maxResponseBytes is far above a real batch (64 texts × 3072 floats as
 	// JSON is about 4 MB) and only guards memory against a runaway server.
 	maxResponseBytes = 256 << 20
-	// maxMessageRunes keeps a server's error message readable in a log line.
-	maxMessageRunes = 200
 )
 
 // embedRequest is the request body of POST /embeddings.
@@ -104,11 +102,7 @@ func (e *Embedder) embedBatch(ctx context.Context, texts []string) ([][]float32,
 // backoff is the wait before retry attempt+1: exponential, with the upper
 // half jittered so that clients throttled together do not return together.
 func (e *Embedder) backoff(attempt int) time.Duration {
-	d := maxBackoff
-	if attempt < 16 {
-		d = min(baseBackoff<<attempt, maxBackoff)
-	}
-	return d/2 + time.Duration(e.random()*float64(d/2))
+	return embedcall.Backoff(attempt, baseBackoff, maxBackoff, e.random)
 }
 
 // post makes one attempt.
@@ -259,18 +253,7 @@ func (e *Embedder) serverMessage(data []byte, contentType string) string {
 // clean makes a server's message fit one log line and removes the API key,
 // which some servers quote back ("Incorrect API key provided: sk-...").
 func (e *Embedder) clean(msg string) string {
-	if !utf8.ValidString(msg) {
-		msg = strings.ToValidUTF8(msg, "?")
-	}
-	if e.apiKey != "" {
-		msg = strings.ReplaceAll(msg, e.apiKey, "[redacted]")
-	}
-	msg = strings.Join(strings.Fields(msg), " ")
-	if utf8.RuneCountInString(msg) > maxMessageRunes {
-		r := []rune(msg)
-		msg = string(r[:maxMessageRunes]) + "…"
-	}
-	return msg
+	return embedcall.Clean(msg, e.apiKey, "[redacted]")
 }
 
 func isHTML(data []byte, contentType string) bool {
@@ -321,17 +304,9 @@ func (e *Embedder) decode(data []byte, contentType string, n int) ([][]float32, 
 		} else if len(item.Embedding) != dims {
 			return nil, fmt.Errorf("the answer mixes vectors of %d and %d dimensions", dims, len(item.Embedding))
 		}
-		v := make([]float32, len(item.Embedding))
-		for j, num := range item.Embedding {
-			f, err := strconv.ParseFloat(string(num), 32)
-			if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-				shown := string(num)
-				if shown == "" {
-					shown = "null"
-				}
-				return nil, fmt.Errorf("the embedding for index %d holds %s at %d, not a finite number", idx, shown, j)
-			}
-			v[j] = float32(f)
+		v, err := embedcall.ParseVector(item.Embedding, fmt.Sprintf("the embedding for index %d", idx))
+		if err != nil {
+			return nil, err
 		}
 		vs[idx] = v
 	}

@@ -10,7 +10,6 @@ import (
 	"math"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 
@@ -199,12 +198,12 @@ func (b *Backend) Match(ctx context.Context, q *search.Query) (*search.Matches, 
 	if len(q.Vector) != b.dims {
 		return nil, fmt.Errorf("opensearch: the query vector has %d dimensions, the index %d", len(q.Vector), b.dims)
 	}
-	terms := b.analyzer.Terms(q.Text)
+	terms := b.analyzer.DistinctTerms(q.Text)
 	var resp searchResponse
-	if err := b.do(ctx, http.MethodPost, "/"+b.alias+"/_search", searchParams, mustJSON(matchBody(q, dedupe(terms))), &resp); err != nil {
+	if err := b.do(ctx, http.MethodPost, "/"+b.alias+"/_search", searchParams, mustJSON(matchBody(q, terms)), &resp); err != nil {
 		return nil, err
 	}
-	return resp.matches(q, len(dedupe(terms)))
+	return resp.matches(q, len(terms))
 }
 
 // MostActive implements search.Backend.
@@ -219,16 +218,6 @@ func (b *Backend) MostActive(ctx context.Context, q *search.Query, f search.Filt
 			Signals: []string{search.SignalFallback}, SemanticSimilarity: dot(q.Vector, h.Source.Embedding)})
 	}
 	return hits, resp.Hits.Total.Value, nil
-}
-
-func dedupe(terms []string) []string {
-	out := terms[:0:0]
-	for _, t := range terms {
-		if !slices.Contains(out, t) {
-			out = append(out, t)
-		}
-	}
-	return out
 }
 
 // searchResponse is the part of a search answer the backend reads.
@@ -323,7 +312,7 @@ func (r *searchResponse) matches(q *search.Query, nTerms int) (*search.Matches, 
 // its function_score, so matched_queries reports the clause's own score, before
 // the script: the BM25 of the lexical or fuzzy clause, turned into the word
 // strength by the scripts' map (wordHalf), and the best recording's k-NN score
-// ((1 + cos) / 2), turned back into its cosine. A lexical hit holds every term,
+// (knnScore), turned back into its cosine. A lexical hit holds every term,
 // all of the query's weight (Share 1); a fuzzy hit's share of the idf weight is
 // unknown here (Share 0). The document's cosine is computed from its vector,
 // whether or not it matched.
@@ -339,7 +328,7 @@ func evidence(q *search.Query, nTerms int, mq matchedQueries, vec []float32) sea
 		if math.IsNaN(s) {
 			e.Recordings = q.Rules.RecordingsThreshold // matched, strength unknown
 		} else {
-			e.Recordings = 2*s - 1
+			e.Recordings = knnCosine(s)
 		}
 	}
 	return e

@@ -129,7 +129,7 @@ func TestQueryScoresAreTheRules(t *testing.T) {
 	}
 	// The scripts in the body are the ones checked here.
 	body := string(mustJSON(matchBody(query("reset", search.Filter{}, 0, 1), []string{"reset"})))
-	for _, s := range []string{"params.w * x / (x + params.k * params.n)", "double c = 2 * _score - 1; return params.w * c;"} {
+	for _, s := range []string{"params.w * x / (x + params.k * params.n)", "double c = params.scale * _score - params.offset; return params.w * c;"} {
 		if !strings.Contains(body, s) {
 			t.Errorf("the body has no script %q", s)
 		}
@@ -160,7 +160,7 @@ func TestFuzzyCount(t *testing.T) {
 	if _, err := b.Match(context.Background(), query(text, search.Filter{}, 0, 10)); err != nil {
 		t.Fatal(err)
 	}
-	terms := dedupe(b.analyzer.Terms(text))
+	terms := b.analyzer.DistinctTerms(text)
 	if body := mustJSON(matchBody(query(text, search.Filter{}, 0, 10), terms)); len(terms) != 11 || !strings.Contains(string(body), `"minimum_should_match":2,"must_not"`) {
 		t.Errorf("the fuzzy clause of the %d terms %q does not ask for 2: %s", len(terms), terms, body)
 	}

@@ -72,13 +72,13 @@ func matchBody(q *search.Query, terms []string) map[string]any {
 				"must_not":             []any{lexical},
 			}}), strength, map[string]any{"w": r.Weights.Fuzzy, "n": len(terms), "k": wordHalf}))
 	}
-	similarity := "double c = 2 * _score - 1; return params.w * c;"
+	similarity := "double c = params.scale * _score - params.offset; return params.w * c;"
 	should = append(should,
 		scored(named(nameSemantic, map[string]any{"knn": map[string]any{fieldVector: map[string]any{
 			"vector":    q.Vector,
 			"min_score": knnScore(r.SemanticThreshold),
 			"filter":    visibleFilter(q.Libraries),
-		}}}), similarity, map[string]any{"w": r.Weights.Semantic}))
+		}}}), similarity, similarityParams(r.Weights.Semantic)))
 	if q.NoRecordings {
 		// The Individual plan: whatever the index still holds of this
 		// workspace's recordings must not match.
@@ -92,7 +92,7 @@ func matchBody(q *search.Query, terms []string) map[string]any {
 				"vector":    q.Vector,
 				"min_score": knnScore(r.RecordingsThreshold),
 			}}},
-		}}), similarity, map[string]any{"w": r.Weights.Recordings}))
+		}}), similarity, similarityParams(r.Weights.Recordings)))
 	return searchBody(q, should)
 }
 
@@ -224,9 +224,25 @@ func scored(q map[string]any, script string, params map[string]any) map[string]a
 	}}
 }
 
-// knnScore is the radial min_score for a cosine threshold: OpenSearch scores a
-// cosinesimil match (1 + cosine) / 2.
-func knnScore(cosine float64) float64 { return (1 + cosine) / 2 }
+// OpenSearch scores a cosinesimil k-NN match (knnOffset + cosine) / knnScale.
+// The similarity script turns that score back into the cosine with these two
+// as its params, so that the map is written once, here.
+const (
+	knnOffset = 1.0
+	knnScale  = 2.0
+)
+
+// knnScore is the radial min_score for a cosine threshold.
+func knnScore(cosine float64) float64 { return (knnOffset + cosine) / knnScale }
+
+// knnCosine is the cosine of a k-NN score, knnScore's inverse: what the
+// similarity script computes in the cluster.
+func knnCosine(score float64) float64 { return knnScale*score - knnOffset }
+
+// similarityParams are the similarity script's params for a signal of weight w.
+func similarityParams(w float64) map[string]any {
+	return map[string]any{"w": w, "scale": knnScale, "offset": knnOffset}
+}
 
 func visibleFilter(libraries []string) map[string]any {
 	return map[string]any{"terms": map[string]any{fieldLibrary: nonNil(libraries)}}

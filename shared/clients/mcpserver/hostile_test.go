@@ -72,8 +72,8 @@ func TestTextResultsCarryNoControlCharacters(t *testing.T) {
 	schema := api.Schema{Sections: []api.Section{{Key: "summary", Title: "Summary", Type: "text"}, {Key: "steps", Title: "Steps", Type: "steps"}}}
 	content := json.RawMessage(`{"summary":` + quote(h+"\n## Steps") + `,"steps":[` + quote(h) + `,"",` + quote(h) + `]}`)
 	lib := api.Library{ID: "lib_x", Name: h, Description: h, Categories: []string{h}, Tags: []string{h}, DocumentCount: 1}
-	doc := api.Document{ID: "doc_x", Title: h, Category: h, Tags: []string{h}, Applications: []string{h}, Content: content, Schema: schema,
-		RecordingCount: 1, DeviceCount: 1, Library: api.DocumentRef{ID: "lib_x", Name: h},
+	doc := api.Document{DocumentItem: api.DocumentItem{ID: "doc_x", Title: h, Category: h, Tags: []string{h}, Applications: []string{h}, Content: content,
+		RecordingCount: 1, DeviceCount: 1}, Schema: schema, Library: api.DocumentRef{ID: "lib_x", Name: h},
 		Edges: api.Edges{Outgoing: []api.OutgoingEdge{{TargetDocumentID: "doc_y", TargetDocumentTitle: h, Label: h, EdgeType: "data", Support: 1}}}}
 	cs := fakeAPI(t, map[string]any{
 		"/libraries":                 api.LibraryList{Libraries: []api.Library{lib}},
@@ -135,9 +135,9 @@ func quote(s string) string {
 
 func TestGetDocumentOddContent(t *testing.T) {
 	big := strings.Repeat("Step of a very long procedure, written out in full. ", 5000) // 260 KB
-	bigDoc := api.Document{ID: "doc_big", Title: "Big", Content: json.RawMessage(`{"summary":` + quote(big) + `}`),
+	bigDoc := api.Document{DocumentItem: api.DocumentItem{ID: "doc_big", Title: "Big", Content: json.RawMessage(`{"summary":` + quote(big) + `}`)},
 		Schema: api.Schema{Sections: []api.Section{{Key: "summary", Title: "Summary", Type: "text"}}}}
-	strDoc := api.Document{ID: "doc_str", Title: "Plain", Content: json.RawMessage(`"Just do it.\nThen check."`)}
+	strDoc := api.Document{DocumentItem: api.DocumentItem{ID: "doc_str", Title: "Plain", Content: json.RawMessage(`"Just do it.\nThen check."`)}}
 	cs := fakeAPI(t, map[string]any{"/documents/doc_big": bigDoc, "/documents/doc_str": strDoc})
 
 	res, text := callTool(t, cs, "get_document", map[string]any{"id": "doc_big"})

@@ -62,7 +62,7 @@ func TestNoControlCharacterReachesTheOutput(t *testing.T) {
 	var b bytes.Buffer
 
 	content, _ := json.Marshal(map[string]any{"summary": h + "\nsecond " + h, "steps": []string{h, "ok"}, h: []string{h}})
-	d := &api.Document{ID: h, Title: h, Category: h, Tags: []string{h}, Applications: []string{h}, Content: content,
+	d := &api.Document{DocumentItem: api.DocumentItem{ID: h, Title: h, Category: h, Tags: []string{h}, Applications: []string{h}, Content: content},
 		Schema:  api.Schema{Sections: []api.Section{{Key: "summary", Title: h, Type: "text"}, {Key: "steps", Title: "Steps", Type: "steps"}}},
 		Library: api.DocumentRef{ID: h, Name: h},
 		Edges: api.Edges{Outgoing: []api.OutgoingEdge{{TargetDocumentID: h, TargetDocumentTitle: h, Label: h, EdgeType: "data", Support: 3}},
@@ -128,9 +128,9 @@ func TestContentEdgeCases(t *testing.T) {
 	doc := func(content string) string {
 		t.Helper()
 		var b bytes.Buffer
-		d := &api.Document{ID: "doc_1", Title: "T", RecordingCount: 1, DeviceCount: 1,
+		d := &api.Document{DocumentItem: api.DocumentItem{ID: "doc_1", Title: "T", RecordingCount: 1, DeviceCount: 1,
 			UpdatedAt: api.Time{Time: time.Date(2026, 3, 5, 0, 0, 0, 0, time.UTC)},
-			Content:   json.RawMessage(content), Schema: schema}
+			Content:   json.RawMessage(content)}, Schema: schema}
 		if err := Document(&b, d); err != nil {
 			t.Fatalf("%s: %v", content, err)
 		}

@@ -32,9 +32,9 @@ func TestContentFollowsTheTemplate(t *testing.T) {
 }
 
 func TestDocument(t *testing.T) {
-	d := &api.Document{ID: "doc_1", Title: "Reset a password", Category: "Accounts", Tags: []string{"security"},
+	d := &api.Document{DocumentItem: api.DocumentItem{ID: "doc_1", Title: "Reset a password", Category: "Accounts", Tags: []string{"security"},
 		RecordingCount: 3, DeviceCount: 2, LastSeen: api.Time{Time: time.Date(2026, 3, 5, 0, 0, 0, 0, time.UTC)},
-		Content: json.RawMessage(`{"summary":"Reset it."}`),
+		Content: json.RawMessage(`{"summary":"Reset it."}`)},
 		Schema:  api.Schema{Sections: []api.Section{{Key: "summary", Title: "Summary", Type: "text"}}},
 		Library: api.DocumentRef{ID: "lib_it", Name: "IT"},
 		Edges: api.Edges{Outgoing: []api.OutgoingEdge{{TargetDocumentID: "doc_2", TargetDocumentTitle: "Unlock", Label: "often next", EdgeType: "data", Support: 1, LowConfidence: true}},
