@@ -548,7 +548,7 @@ func TestNetworkErrorsRetried(t *testing.T) {
 	down := httptest.NewServer(http.NotFoundHandler())
 	url := down.URL + "/v1"
 	down.Close()
-	e, _, err = newTestEmbedder(t, Config{BaseURL: url, Model: testModel, MaxRetries: 2})
+	_, _, err = newTestEmbedder(t, Config{BaseURL: url, Model: testModel, MaxRetries: 2})
 	if !errors.Is(err, search.ErrEmbedder) || !strings.Contains(err.Error(), "learn the dimensions") {
 		t.Fatalf("probe of a closed server: %v, want an ErrEmbedder about the dimensions", err)
 	}

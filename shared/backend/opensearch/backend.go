@@ -147,6 +147,10 @@ func (b *Backend) do(ctx context.Context, method, path string, query url.Values,
 		}
 		req.Header.Set("Content-Type", ct)
 	}
+	// Perform is deprecated for v5; its buffered contract is what this needs
+	// (the whole body, read below, with the transport's retries), and the
+	// move to Stream or the typed helpers belongs to the v5 upgrade.
+	//lint:ignore SA1019 see above
 	resp, err := b.client.Perform(req)
 	if err != nil {
 		return doclib.Unavailable(fmt.Errorf("opensearch: %s %s: %w", method, path, err))
