@@ -228,11 +228,7 @@ otherwise.`,
 			if err := t.Check(ctx); err != nil {
 				return err
 			}
-			e, err := emb.Build(ctx)
-			if err != nil {
-				return fmt.Errorf("embedder: %w", err)
-			}
-			b, err := cluster.Build(ctx, e)
+			e, b, err := settings.Search{Embedder: emb, OpenSearch: cluster}.Connect(ctx)
 			if err != nil {
 				return err
 			}

@@ -282,8 +282,7 @@ func newSearcher(ctx context.Context, c config, data *dataset.Data, stdout io.Wr
 	if err != nil {
 		return nil, fmt.Errorf("embedder: %w", err)
 	}
-	rules, err := c.rules.Build(embedder.ID())
-	if err != nil {
+	if _, err := c.rules.Build(embedder.ID()); err != nil { // before minutes of indexing
 		return nil, usageError{err}
 	}
 	start := time.Now()
@@ -309,7 +308,7 @@ func newSearcher(ctx context.Context, c config, data *dataset.Data, stdout io.Wr
 	if err := loadOpenSearch(ctx, c, backend, data, embedder, report, stdout); err != nil {
 		return nil, err
 	}
-	return &search.Searcher{Backend: backend, Embedder: search.Cached(embedder, 0), Rules: rules}, nil
+	return c.rules.Searcher(backend, embedder)
 }
 
 // loadOpenSearch makes sure the cluster's index holds data: it rebuilds it
@@ -324,8 +323,8 @@ func loadOpenSearch(ctx context.Context, c config, b *opensearch.Backend, data *
 		why = "from the in-memory data set"
 	default:
 		created, err := b.EnsureIndex(ctx)
-		if errors.Is(err, opensearch.ErrIncompatible) {
-			return fmt.Errorf("%w; run again with --reindex, or doclib-admin reindex", err)
+		if errors.Is(err, opensearch.ErrIncompatible) { // the error says how to cure it; this program has one more way
+			return fmt.Errorf("%w; or run again with --reindex", err)
 		}
 		if err != nil {
 			return fmt.Errorf("OpenSearch at %s: %w", c.opensearch.URL, err)

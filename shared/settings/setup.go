@@ -7,6 +7,7 @@ package settings
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"slices"
 	"strconv"
@@ -248,9 +249,54 @@ func (r Rules) Local(ctx context.Context, d *dataset.Data, e search.Embedder, pr
 	if err != nil {
 		return nil, fmt.Errorf("build the search index: %w", err)
 	}
-	rules, err := r.Build(idx.EmbedderID())
+	return r.Searcher(search.Local{Retriever: idx}, idx.Embedder())
+}
+
+// Searcher is the one place a search.Searcher is made: over backend b, with
+// e embedding the queries (cached), and the rules of e with these overrides.
+// It makes no call.
+func (r Rules) Searcher(b search.Backend, e search.Embedder) (*search.Searcher, error) {
+	rules, err := r.Build(e.ID())
 	if err != nil {
 		return nil, err
 	}
-	return &search.Searcher{Backend: search.Local{Retriever: idx}, Embedder: search.Cached(idx.Embedder(), 0), Rules: rules}, nil
+	return &search.Searcher{Backend: b, Embedder: search.Cached(e, 0), Rules: rules}, nil
+}
+
+// Search is search on OpenSearch: the embedder of the vectors, the cluster
+// that holds them, and the rules.
+type Search struct {
+	Embedder   Embedder
+	OpenSearch OpenSearch
+	Rules      Rules
+}
+
+// SearchFromEnv reads the search settings of a program without flags (a
+// Lambda function) from the environment, by the flags' own declarations: the
+// same variables, defaults and errors as the programs with flags.
+func SearchFromEnv(getenv func(string) string) Search {
+	fs := flag.NewFlagSet("env", flag.ContinueOnError)
+	var s Search
+	s.Embedder.Flags(fs, getenv) // declaring a flag stores its default: the environment's value
+	s.OpenSearch.Flags(fs, getenv)
+	s.Rules.Flags(fs, getenv)
+	return s
+}
+
+// Connect builds the embedder and the OpenSearch backend of its vectors. It
+// makes no call to the cluster: a cold start pays only for what its first
+// request needs.
+func (s Search) Connect(ctx context.Context) (search.Embedder, *opensearch.Backend, error) {
+	if err := s.OpenSearch.Validate(); err != nil {
+		return nil, nil, fmt.Errorf("search settings: %w", err)
+	}
+	e, err := s.Embedder.Build(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("embedder: %w", err)
+	}
+	b, err := s.OpenSearch.Build(ctx, e)
+	if err != nil {
+		return nil, nil, err
+	}
+	return e, b, nil
 }
