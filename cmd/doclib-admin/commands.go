@@ -491,7 +491,7 @@ customer=acme,individual=<plan id>,team=<plan id>,enterprise=<plan id>.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if plans == "" {
-				plans = a.getenv(lambdaapp.EnvUsagePlans)
+				plans = a.getenv(settings.EnvUsagePlans)
 			}
 			if plans == "" {
 				return usageError{errors.New("give the stack's usage plans with --usage-plans (its UsagePlans output) or DOCLIB_USAGE_PLANS")}
