@@ -27,6 +27,7 @@ import (
 	"github.com/doclib/doclib/shared/backend/offline"
 	"github.com/doclib/doclib/shared/backend/opensearch"
 	"github.com/doclib/doclib/shared/data/demo"
+	"github.com/doclib/doclib/shared/settings"
 )
 
 func TestMain(m *testing.M) {
@@ -146,10 +147,10 @@ func TestFunctionsStartAndAnswerAnEvent(t *testing.T) {
 	env := []string{
 		"AWS_REGION=us-east-1", "AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local",
 		"AWS_ENDPOINT_URL_DYNAMODB=" + srv.Endpoint,
-		lambdaapp.EnvTable + "=" + table,
-		lambdaapp.EnvCustomer + "=demo",
-		lambdaapp.EnvOpenSearchURL + "=" + cluster.URL,
-		lambdaapp.EnvEmbedder + "=hash", // Bedrock cannot run here; the wiring is the same
+		settings.EnvTable + "=" + table,
+		settings.EnvCustomer + "=demo",
+		settings.EnvOpenSearchURL + "=" + cluster.URL,
+		settings.EnvEmbedder + "=hash", // Bedrock cannot run here; the wiring is the same
 		"AWS_LAMBDA_FUNCTION_NAME=doclib-test", "AWS_LAMBDA_FUNCTION_MEMORY_SIZE=512", "AWS_LAMBDA_FUNCTION_VERSION=$LATEST",
 	}
 	cases := []struct {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/doclib/doclib/infra/stack"
 	"github.com/doclib/doclib/shared/aws/lambdaapp"
+	"github.com/doclib/doclib/shared/settings"
 )
 
 func main() {
@@ -52,9 +53,9 @@ func run() error {
 }
 
 // binaries builds the functions into the output directory, or takes them
-// from $DOCLIB_LAMBDA_DIR when set.
+// from the directory settings.EnvLambdaDir names, when set.
 func binaries(outdir string) (stack.Binaries, error) {
-	if dir := os.Getenv(stack.EnvPrebuilt); dir != "" {
+	if dir := os.Getenv(settings.EnvLambdaDir); dir != "" {
 		return stack.Prebuilt(dir, lambdaapp.Functions)
 	}
 	root, err := stack.ModuleRoot()

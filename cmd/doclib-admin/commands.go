@@ -75,7 +75,7 @@ AWS_ENDPOINT_URL_DYNAMODB to point at a local DynamoDB such as dynalite.`,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.PersistentFlags().StringVar(&a.table, "table", getenv("DOCLIB_TABLE"), "DynamoDB table `NAME` (env DOCLIB_TABLE)")
+	root.PersistentFlags().StringVar(&a.table, "table", getenv(settings.EnvTable), "DynamoDB table `NAME` (env "+settings.EnvTable+")")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(a.createTableCmd(), a.importCmd(), a.reindexCmd(), a.keysCmd(), a.evalCmd())
 	return root
@@ -83,7 +83,7 @@ AWS_ENDPOINT_URL_DYNAMODB to point at a local DynamoDB such as dynalite.`,
 
 func (a *app) connect(ctx context.Context) (*dynamo.Table, error) {
 	if a.table == "" {
-		return nil, usageError{errors.New("no table: give --table NAME or set DOCLIB_TABLE")}
+		return nil, usageError{errors.New("no table: give --table NAME or set " + settings.EnvTable)}
 	}
 	return dynamo.Connect(ctx, a.table)
 }
@@ -142,7 +142,7 @@ credit is written the first time it is imported only: after that the ledger owns
 				return usageError{errors.New("give the data set with --data FILE")}
 			}
 			if a.table == "" { // before reading a file that may be large
-				return usageError{errors.New("no table: give --table NAME or set DOCLIB_TABLE")}
+				return usageError{errors.New("no table: give --table NAME or set " + settings.EnvTable)}
 			}
 			raw, err := os.ReadFile(file)
 			if err != nil {
@@ -228,11 +228,7 @@ otherwise.`,
 			if err := t.Check(ctx); err != nil {
 				return err
 			}
-			e, err := emb.Build(ctx)
-			if err != nil {
-				return fmt.Errorf("embedder: %w", err)
-			}
-			b, err := cluster.Build(ctx, e)
+			e, b, err := settings.Search{Embedder: emb, OpenSearch: cluster}.Connect(ctx)
 			if err != nil {
 				return err
 			}
@@ -488,17 +484,17 @@ of the table gets an API key in its workspace plan's usage plan, and the
 stack's API keys that no doclib key has any more are deleted. It is safe to run
 at any time, and again: it changes only what differs.
 
-PLANS is the stack's UsagePlans output (or $DOCLIB_USAGE_PLANS):
+PLANS is the stack's UsagePlans output (or $` + settings.EnvUsagePlans + `):
 customer=acme,individual=<plan id>,team=<plan id>,enterprise=<plan id>.`,
 		Example: `  doclib-admin keys sync --table doclib-acme-Table --usage-plans "$(aws cloudformation describe-stacks \
     --stack-name Doclib-acme --query "Stacks[0].Outputs[?OutputKey=='UsagePlans'].OutputValue" --output text)"`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if plans == "" {
-				plans = a.getenv(lambdaapp.EnvUsagePlans)
+				plans = a.getenv(settings.EnvUsagePlans)
 			}
 			if plans == "" {
-				return usageError{errors.New("give the stack's usage plans with --usage-plans (its UsagePlans output) or DOCLIB_USAGE_PLANS")}
+				return usageError{errors.New("give the stack's usage plans with --usage-plans (its UsagePlans output) or " + settings.EnvUsagePlans)}
 			}
 			ctx := cmd.Context()
 			t, err := a.connect(ctx)

@@ -101,20 +101,20 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		fmt.Fprint(stderr, usage)
 		fs.PrintDefaults()
 	}
-	fs.StringVar(&c.data, "data", getenv("DOCLIB_DATA"), "data-set `FILE` to serve instead of the demo (env DOCLIB_DATA)")
-	fs.StringVar(&c.store, "store", envOr(getenv, "DOCLIB_STORE", "memory"), "`KIND` of store: memory (a data set in memory) or dynamodb (env DOCLIB_STORE)")
-	fs.StringVar(&c.table, "table", getenv("DOCLIB_TABLE"), "DynamoDB table `NAME` for --store dynamodb; AWS settings from the standard AWS variables (env DOCLIB_TABLE)")
-	addr := getenv("DOCLIB_ADDR")
+	fs.StringVar(&c.data, "data", getenv(settings.EnvData), "data-set `FILE` to serve instead of the demo (env "+settings.EnvData+")")
+	fs.StringVar(&c.store, "store", envOr(getenv, settings.EnvStore, "memory"), "`KIND` of store: memory (a data set in memory) or dynamodb (env "+settings.EnvStore+")")
+	fs.StringVar(&c.table, "table", getenv(settings.EnvTable), "DynamoDB table `NAME` for --store dynamodb; AWS settings from the standard AWS variables (env "+settings.EnvTable+")")
+	addr := getenv(settings.EnvAddr)
 	if addr == "" {
 		addr = "127.0.0.1:8080"
 	}
-	fs.StringVar(&c.addr, "addr", addr, "`HOST:PORT` to listen on; port 0 picks a free one (env DOCLIB_ADDR)")
+	fs.StringVar(&c.addr, "addr", addr, "`HOST:PORT` to listen on; port 0 picks a free one (env "+settings.EnvAddr+")")
 	fs.IntVar(&c.keyLimit, "key-limit", httpapi.DefaultKeyLimit, "requests per window per API key")
 	fs.IntVar(&c.ipLimit, "ip-limit", httpapi.DefaultIPLimit, "requests per window per client IP")
 	fs.DurationVar(&c.window, "rate-window", httpapi.DefaultWindow, "length of a rate-limit window")
 	fs.BoolVar(&c.noLimits, "no-rate-limits", false, "serve without rate limits (for load tests)")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log format: text or json")
-	fs.StringVar(&c.search, "search", envOr(getenv, "DOCLIB_SEARCH", "embedded"), "`KIND` of search backend: embedded (an index built in memory at start) or opensearch (env DOCLIB_SEARCH)")
+	fs.StringVar(&c.search, "search", envOr(getenv, settings.EnvSearch, "embedded"), "`KIND` of search backend: embedded (an index built in memory at start) or opensearch (env "+settings.EnvSearch+")")
 	c.embedder.Flags(fs, getenv)
 	c.opensearch.Flags(fs, getenv)
 	fs.BoolVar(&c.reindex, "reindex", false, "with --search opensearch and --store dynamodb, rebuild the index from the table at start")
@@ -253,7 +253,7 @@ func printBanner(w io.Writer, base, source string, d *dataset.Data, loaded time.
 	fmt.Fprintf(w, "Serving %s: %d workspaces, %d libraries, %d documents, %d edges, %d recordings (loaded in %s).\n\n",
 		source, len(d.Workspaces), len(d.Libraries), len(d.Documents), len(d.Edges), len(d.Recordings), loaded.Round(time.Millisecond))
 	if !isDemo {
-		fmt.Fprintf(w, "Try (with a key from your data set):\n  curl -s -H \"Authorization: Bearer $DOCLIB_API_KEY\" %s/libraries\n\n", base)
+		fmt.Fprintf(w, "Try (with a key from your data set):\n  curl -s -H \"Authorization: Bearer $%s\" %s/libraries\n\n", settings.EnvAPIKey, base)
 		fmt.Fprintln(w, "Press Ctrl-C to stop.")
 		return
 	}
@@ -282,8 +282,7 @@ func newSearcher(ctx context.Context, c config, data *dataset.Data, stdout io.Wr
 	if err != nil {
 		return nil, fmt.Errorf("embedder: %w", err)
 	}
-	rules, err := c.rules.Build(embedder.ID())
-	if err != nil {
+	if _, err := c.rules.Build(embedder.ID()); err != nil { // before minutes of indexing
 		return nil, usageError{err}
 	}
 	start := time.Now()
@@ -309,7 +308,7 @@ func newSearcher(ctx context.Context, c config, data *dataset.Data, stdout io.Wr
 	if err := loadOpenSearch(ctx, c, backend, data, embedder, report, stdout); err != nil {
 		return nil, err
 	}
-	return &search.Searcher{Backend: backend, Embedder: search.Cached(embedder, 0), Rules: rules}, nil
+	return c.rules.Searcher(backend, embedder)
 }
 
 // loadOpenSearch makes sure the cluster's index holds data: it rebuilds it
@@ -324,8 +323,8 @@ func loadOpenSearch(ctx context.Context, c config, b *opensearch.Backend, data *
 		why = "from the in-memory data set"
 	default:
 		created, err := b.EnsureIndex(ctx)
-		if errors.Is(err, opensearch.ErrIncompatible) {
-			return fmt.Errorf("%w; run again with --reindex, or doclib-admin reindex", err)
+		if errors.Is(err, opensearch.ErrIncompatible) { // the error says how to cure it; this program has one more way
+			return fmt.Errorf("%w; or run again with --reindex", err)
 		}
 		if err != nil {
 			return fmt.Errorf("OpenSearch at %s: %w", c.opensearch.URL, err)

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+
+	"github.com/doclib/doclib/shared/settings"
 )
 
 // defaultURL is the local server's address (go run ./cmd/doclib-server).
@@ -24,14 +26,14 @@ type fileConfig struct {
 
 // settings are the URL and key in use, and where each came from (for
 // messages; the key itself is never printed).
-type settings struct {
+type resolved struct {
 	url, urlFrom string
 	key, keyFrom string
 }
 
 // settings resolves the configuration: flags, then environment, then the
 // config file, then the default URL.
-func (a *app) settings() (*settings, error) {
+func (a *app) settings() (*resolved, error) {
 	if a.set != nil {
 		return a.set, nil
 	}
@@ -39,12 +41,12 @@ func (a *app) settings() (*settings, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &settings{url: defaultURL, urlFrom: "the default"}
+	s := &resolved{url: defaultURL, urlFrom: "the default"}
 	switch {
 	case a.url != "":
 		s.url, s.urlFrom = a.url, "--url"
-	case a.getenv("DOCLIB_URL") != "":
-		s.url, s.urlFrom = a.getenv("DOCLIB_URL"), "DOCLIB_URL"
+	case a.getenv(settings.EnvURL) != "":
+		s.url, s.urlFrom = a.getenv(settings.EnvURL), settings.EnvURL
 	case file.URL != "":
 		s.url, s.urlFrom = file.URL, "the config file "+path
 	}
@@ -59,8 +61,8 @@ func (a *app) settings() (*settings, error) {
 			return nil, usageError{fmt.Errorf("--api-key-file %s is empty; put the API key in it (alone, on one line)", a.keyFile)}
 		}
 		a.checkPrivate(a.keyFile)
-	case strings.TrimSpace(a.getenv("DOCLIB_API_KEY")) != "":
-		s.key, s.keyFrom = strings.TrimSpace(a.getenv("DOCLIB_API_KEY")), "DOCLIB_API_KEY"
+	case strings.TrimSpace(a.getenv(settings.EnvAPIKey)) != "":
+		s.key, s.keyFrom = strings.TrimSpace(a.getenv(settings.EnvAPIKey)), settings.EnvAPIKey
 	case strings.TrimSpace(file.APIKey) != "":
 		s.key, s.keyFrom = strings.TrimSpace(file.APIKey), "the config file "+path
 	default:
@@ -69,10 +71,10 @@ func (a *app) settings() (*settings, error) {
 			where = "doclib/config.json in your user config directory"
 		}
 		return nil, usageError{fmt.Errorf(`no API key. Set one in any of these ways:
-  export DOCLIB_API_KEY=YOUR_KEY
+  export %s=YOUR_KEY
   doclib --api-key-file FILE ...        (a file holding only the key)
   {"apiKey": "YOUR_KEY"} in %s (chmod 600)
-The local server (go run ./cmd/doclib-server) prints demo keys when it starts`, where)}
+The local server (go run ./cmd/doclib-server) prints demo keys when it starts`, settings.EnvAPIKey, where)}
 	}
 	a.set = s
 	return s, nil

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/doclib/doclib/shared/clients/client"
+	"github.com/doclib/doclib/shared/settings"
 )
 
 // report writes an error to stderr with what to do next: the API's code,
@@ -40,7 +41,7 @@ func (a *app) report(cmd *cobra.Command, err error) {
 		}
 		fmt.Fprintf(a.stderr, "doclib: cannot reach the API at %s: %v\n", where, cause)
 		if strings.TrimSuffix(where, "/") == defaultURL {
-			fmt.Fprintln(a.stderr, "hint: that is the local server's address; start it with: go run ./cmd/doclib-server (or point --url or DOCLIB_URL at another API)")
+			fmt.Fprintln(a.stderr, "hint: that is the local server's address; start it with: go run ./cmd/doclib-server (or point --url or "+settings.EnvURL+" at another API)")
 		} else {
 			fmt.Fprintf(a.stderr, "hint: check the URL (from %s) and the network; --timeout and --retries give a slow API more time\n", from)
 		}
@@ -54,13 +55,13 @@ func (a *app) report(cmd *cobra.Command, err error) {
 
 // hint says what to do about an API error.
 func (a *app) hint(cmd *cobra.Command, e *client.Error) string {
-	keyFrom := "DOCLIB_API_KEY"
+	keyFrom := settings.EnvAPIKey
 	if a.set != nil {
 		keyFrom = a.set.keyFrom
 	}
 	switch e.Code {
 	case "unauthorised":
-		return fmt.Sprintf("the API key from %s was not accepted: make sure it holds a whole, current key for this API (--api-key-file beats DOCLIB_API_KEY, which beats the config file). The local server prints its demo keys when it starts.", keyFrom)
+		return fmt.Sprintf("the API key from %s was not accepted: make sure it holds a whole, current key for this API (--api-key-file beats %s, which beats the config file). The local server prints its demo keys when it starts.", keyFrom, settings.EnvAPIKey)
 	case "api_key_expired":
 		return fmt.Sprintf("the API key from %s has expired: create a new key and put it there.", keyFrom)
 	case "api_key_device_removed":
@@ -72,7 +73,7 @@ func (a *app) hint(cmd *cobra.Command, e *client.Error) string {
 		case "libraries", "search", "mcp":
 			if cmd.Name() != "search" || !cmd.Flags().Changed("library") {
 				// These paths exist on every doclib API: the base URL is wrong.
-				urlFrom := "DOCLIB_URL"
+				urlFrom := settings.EnvURL
 				if a.set != nil {
 					urlFrom = a.set.urlFrom
 				}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/doclib/doclib/shared/clients/client"
 	"github.com/doclib/doclib/shared/clients/mcpserver"
+	"github.com/doclib/doclib/shared/settings"
 )
 
 func (a *app) mcpCmd() *cobra.Command {
@@ -28,7 +29,7 @@ Serving over HTTP beyond 127.0.0.1 lets anyone who can reach the address read
 the libraries with this key.`,
 		Example: `  # An agent's MCP configuration (stdio):
   {"mcpServers": {"doclib": {"command": "doclib", "args": ["mcp"],
-                             "env": {"DOCLIB_API_KEY": "YOUR_KEY"}}}}
+                             "env": {"` + settings.EnvAPIKey + `": "YOUR_KEY"}}}}
 
   doclib mcp --http 127.0.0.1:8765     # then connect to http://127.0.0.1:8765/mcp`,
 		Args: noArgs,

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/doclib/doclib/shared/clients/client"
+	"github.com/doclib/doclib/shared/settings"
 )
 
 // Exit codes, listed in the root --help.
@@ -77,7 +78,7 @@ type app struct {
 	retries                  int
 
 	// set is what the configuration resolved to, once a command needed it.
-	set *settings
+	set *resolved
 }
 
 // run is the whole program, so that tests drive what main does.
@@ -108,9 +109,9 @@ walk of the graph from it, the recordings behind it, and search across every
 library the key can see. It only reads; nothing it does changes any data.
 
 Configuration (the first one set wins):
-  API URL  --url, then DOCLIB_URL, then "url" in the config file,
+  API URL  --url, then ` + settings.EnvURL + `, then "url" in the config file,
            then http://127.0.0.1:8080 (the local server: go run ./cmd/doclib-server)
-  API key  --api-key-file FILE, then DOCLIB_API_KEY, then "apiKey" in the config file
+  API key  --api-key-file FILE, then ` + settings.EnvAPIKey + `, then "apiKey" in the config file
 There is no flag for the key itself: a key on a command line leaks into shell
 history and process lists. doclib never prints the key.
 
@@ -138,7 +139,7 @@ func (a *app) newRoot() *cobra.Command {
 		Long:    rootLong,
 		Version: version,
 		Example: `  go run ./cmd/doclib-server &             # the local API with demo data and demo keys
-  export DOCLIB_API_KEY=...                 # one of the keys it prints
+  export ` + settings.EnvAPIKey + `=...                 # one of the keys it prints
   doclib libraries
   doclib documents it-operations --tag security
   doclib document doc_it_001
@@ -152,9 +153,9 @@ func (a *app) newRoot() *cobra.Command {
 	root.SetErr(a.stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	f := root.PersistentFlags()
-	f.StringVar(&a.url, "url", "", "API base `URL` (env DOCLIB_URL; default http://127.0.0.1:8080)")
+	f.StringVar(&a.url, "url", "", "API base `URL` (env "+settings.EnvURL+"; default http://127.0.0.1:8080)")
 	f.StringVar(&a.configFile, "config", "", "config `FILE` (default doclib/config.json in the user config directory)")
-	f.StringVar(&a.keyFile, "api-key-file", "", "read the API key from `FILE` (else env DOCLIB_API_KEY, else the config file)")
+	f.StringVar(&a.keyFile, "api-key-file", "", "read the API key from `FILE` (else env "+settings.EnvAPIKey+", else the config file)")
 	f.BoolVar(&a.json, "json", false, "print the API's JSON instead of text")
 	f.DurationVar(&a.timeout, "timeout", client.DefaultTimeout, "time limit of each request")
 	f.IntVar(&a.retries, "retries", client.DefaultMaxRetries, "retries after a rate limit (waiting its Retry-After), a server error or a network failure")

@@ -2,6 +2,58 @@
 // index, and API Gateway's usage keys, in step with the table.
 package main
 
-import "github.com/doclib/doclib/shared/aws/lambdaapp"
+import (
+	"context"
+	"log/slog"
+	"os"
 
-func main() { lambdaapp.Main(lambdaapp.Indexer) }
+	"github.com/doclib/doclib/shared/aws/indexer"
+	"github.com/doclib/doclib/shared/aws/lambdaapp"
+	"github.com/doclib/doclib/shared/backend/dynamo"
+	"github.com/doclib/doclib/shared/settings"
+)
+
+func main() {
+	log := lambdaapp.Logger(nil)
+	h, err := newHandler(context.Background(), os.Getenv, log)
+	lambdaapp.Start(log, h, err)
+}
+
+// newHandler wires the indexer from the environment the stack sets. Its init
+// makes no network call. Before a batch first writes, and again every
+// indexer.DefaultCheckEvery (a reindex may swap the alias to an index of
+// another embedder), the index is checked and created when missing: an index
+// of another embedder fails every batch, and the alarms fire, rather than
+// mix vectors of two models (docs: doclib-admin reindex cures it).
+func newHandler(ctx context.Context, getenv func(string) string, log *slog.Logger) (lambdaapp.StreamHandler, error) {
+	table, err := settings.Required(getenv, settings.EnvTable, "the stack gives every function its table's name")
+	if err != nil {
+		return nil, err
+	}
+	t, err := dynamo.Connect(ctx, table)
+	if err != nil {
+		return nil, err
+	}
+	t.ConsistentRead = true // a re-read after a stream record must see that record's write
+	embedder, backend, err := settings.SearchFromEnv(getenv).Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	store := dynamo.NewStore(t)
+	check := func(ctx context.Context) error {
+		created, err := backend.EnsureIndex(ctx)
+		if created {
+			log.Warn("indexer: the alias had gone; created an empty index behind it", "alias", backend.Alias(), "embedder", embedder.ID())
+		}
+		return err
+	}
+	x := &indexer.Indexer{Source: store, Embedder: embedder, Index: backend, Logger: log, CheckIndex: check}
+	if plans := getenv(settings.EnvUsagePlans); plans != "" {
+		u, err := lambdaapp.NewUsageKeys(ctx, plans)
+		if err != nil {
+			return nil, err
+		}
+		x.Usage, x.Keys = u, store
+	}
+	return x.Handle, nil
+}

@@ -1,11 +1,49 @@
 // Command libraries is the Lambda function behind API Gateway for the libraries
-// routes (httpapi.Routes of group "libraries"): the shared handler, wired once
-// per container by awsapp.
+// routes (httpapi.Routes of group "libraries"): the shared handler over the
+// DynamoDB table, built once per container.
 package main
 
 import (
+	"context"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/doclib/doclib/shared/aws/apigw"
 	"github.com/doclib/doclib/shared/aws/lambdaapp"
+	"github.com/doclib/doclib/shared/backend/dynamo"
 	"github.com/doclib/doclib/shared/httpapi"
+	"github.com/doclib/doclib/shared/service"
+	"github.com/doclib/doclib/shared/settings"
 )
 
-func main() { lambdaapp.Main(lambdaapp.APIGroup(httpapi.GroupLibraries)) }
+func main() {
+	log := lambdaapp.Logger(nil)
+	h, err := newHandler(context.Background(), os.Getenv, log)
+	lambdaapp.Start(log, h, err)
+}
+
+// newHandler wires the handler from the environment the stack sets. It makes
+// no network call, and builds no embedder or OpenSearch client: only the
+// search function needs them, so this cold start stays small.
+func newHandler(ctx context.Context, getenv func(string) string, log *slog.Logger) (apigw.ProxyHandler, error) {
+	table, err := settings.Required(getenv, settings.EnvTable, "the stack gives every function its table's name")
+	if err != nil {
+		return nil, err
+	}
+	keyLimit, err := settings.PerMinute(getenv, settings.EnvKeyLimit, httpapi.DefaultKeyLimit)
+	if err != nil {
+		return nil, err
+	}
+	ipLimit, err := settings.PerMinute(getenv, settings.EnvIPLimit, httpapi.DefaultIPLimit)
+	if err != nil {
+		return nil, err
+	}
+	t, err := dynamo.Connect(ctx, table)
+	if err != nil {
+		return nil, err
+	}
+	svc := service.New(dynamo.NewStore(t), nil, service.WithLogger(log))
+	return apigw.Handler(httpapi.NewServer(httpapi.Config{Service: svc, Limiter: dynamo.NewLimiter(t), KeyLimit: keyLimit,
+		IPLimit: ipLimit, Logger: log, RequestID: apigw.RequestID, Authenticate: apigw.Principal(time.Now)})), nil
+}

@@ -1,11 +1,60 @@
 // Command search is the Lambda function behind API Gateway for the search
-// routes (httpapi.Routes of group "search"): the shared handler, wired once
-// per container by awsapp.
+// routes (httpapi.Routes of group "search"): the shared handler over the table,
+// searching OpenSearch with the embedder's query vectors.
 package main
 
 import (
+	"context"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/doclib/doclib/shared/aws/apigw"
 	"github.com/doclib/doclib/shared/aws/lambdaapp"
+	"github.com/doclib/doclib/shared/backend/dynamo"
+	"github.com/doclib/doclib/shared/backend/opensearch"
 	"github.com/doclib/doclib/shared/httpapi"
+	"github.com/doclib/doclib/shared/search"
+	"github.com/doclib/doclib/shared/service"
+	"github.com/doclib/doclib/shared/settings"
 )
 
-func main() { lambdaapp.Main(lambdaapp.APIGroup(httpapi.GroupSearch)) }
+func main() {
+	log := lambdaapp.Logger(nil)
+	h, err := newHandler(context.Background(), os.Getenv, log)
+	lambdaapp.Start(log, h, err)
+}
+
+// newHandler wires the handler from the environment the stack sets. It makes
+// no network call: the index is checked before the first search (Checked).
+func newHandler(ctx context.Context, getenv func(string) string, log *slog.Logger) (apigw.ProxyHandler, error) {
+	table, err := settings.Required(getenv, settings.EnvTable, "the stack gives every function its table's name")
+	if err != nil {
+		return nil, err
+	}
+	keyLimit, err := settings.PerMinute(getenv, settings.EnvKeyLimit, httpapi.DefaultKeyLimit)
+	if err != nil {
+		return nil, err
+	}
+	ipLimit, err := settings.PerMinute(getenv, settings.EnvIPLimit, httpapi.DefaultIPLimit)
+	if err != nil {
+		return nil, err
+	}
+	t, err := dynamo.Connect(ctx, table)
+	if err != nil {
+		return nil, err
+	}
+	ss := settings.SearchFromEnv(getenv)
+	embedder, backend, err := ss.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	searcher, err := ss.Rules.Searcher(&opensearch.Checked{Backend: backend}, embedder)
+	if err != nil {
+		return nil, err
+	}
+	searcher.EmbedBudget = search.DefaultEmbedBudget // a slow embedding fails the search as unavailable
+	svc := service.New(dynamo.NewStore(t), nil, service.WithSearch(searcher, dynamo.NewLedger(t)), service.WithLogger(log))
+	return apigw.Handler(httpapi.NewServer(httpapi.Config{Service: svc, Limiter: dynamo.NewLimiter(t), KeyLimit: keyLimit,
+		IPLimit: ipLimit, Logger: log, RequestID: apigw.RequestID, Authenticate: apigw.Principal(time.Now)})), nil
+}

@@ -303,7 +303,7 @@ func (a *api) addGatewayResponse(g GatewayResponse) {
 	a.rest.AddGatewayResponse(jsii.String("Response"+strings.ReplaceAll(g.Type, "_", "")), opts)
 }
 
-// usagePlansEnv is awsapp.EnvUsagePlans, as usageplan.ParsePlans reads it:
+// usagePlansEnv is settings.EnvUsagePlans, as usageplan.ParsePlans reads it:
 // customer=<customer>,individual=<id>,team=<id>,enterprise=<id>. The customer
 // names and tags the stack's API keys, as the indexer's IAM policy requires.
 func (a *api) usagePlansEnv(customer string) *string {

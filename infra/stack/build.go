@@ -9,16 +9,13 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/doclib/doclib/shared/settings"
 )
 
-// Binaries maps each function name (awsapp.Functions) to a directory that
+// Binaries maps each function name (lambdaapp.Functions) to a directory that
 // holds its Lambda executable, named bootstrap.
 type Binaries map[string]string
-
-// EnvPrebuilt names a directory of prebuilt functions, <dir>/<name>/bootstrap:
-// when it is set, the app uses them instead of building (the tests build once
-// and synthesize several times).
-const EnvPrebuilt = "DOCLIB_LAMBDA_DIR"
 
 // ModuleRoot returns the directory of the go.mod that encloses the working
 // directory: `go run ./infra` runs from the repository root, `go test` from
@@ -71,8 +68,8 @@ func buildOne(root, dir, name string) error {
 	cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-buildvcs=false",
 		"-ldflags=-s -w", "-o", filepath.Join(dir, "bootstrap"), "./functions/"+name)
 	cmd.Dir = root
-	arch := "arm64"
-	if a := os.Getenv(EnvArch); a != "" {
+	arch := "arm64" // Lambda's; the stand-in (internal/standin) builds for the host to run them here
+	if a := os.Getenv(settings.EnvLambdaArch); a != "" {
 		arch = a
 	}
 	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+arch, "CGO_ENABLED=0")
@@ -84,12 +81,6 @@ func buildOne(root, dir, name string) error {
 	return nil
 }
 
-// EnvArch names the architecture to build the functions for instead of
-// Lambda's arm64: the stand-in of the stack (internal/standin) runs the
-// template's own assets on the host, so it synthesizes with the host's
-// architecture, and the functions are built exactly as for deploy otherwise.
-const EnvArch = "DOCLIB_LAMBDA_GOARCH"
-
 // Prebuilt returns the binaries under dir, <dir>/<name>/bootstrap, and
 // reports a function whose bootstrap is missing.
 func Prebuilt(dir string, names []string) (Binaries, error) {
@@ -97,7 +88,7 @@ func Prebuilt(dir string, names []string) (Binaries, error) {
 	for _, name := range names {
 		d := filepath.Join(dir, name)
 		if _, err := os.Stat(filepath.Join(d, "bootstrap")); err != nil {
-			return nil, fmt.Errorf("function %s: no prebuilt bootstrap in %s (%s): %w", name, d, EnvPrebuilt, err)
+			return nil, fmt.Errorf("function %s: no prebuilt bootstrap in %s (%s): %w", name, d, settings.EnvLambdaDir, err)
 		}
 		bins[name] = d
 	}

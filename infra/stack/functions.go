@@ -14,6 +14,7 @@ import (
 	"github.com/doclib/doclib/shared/aws/lambdaapp"
 	"github.com/doclib/doclib/shared/aws/usageplan"
 	"github.com/doclib/doclib/shared/backend/dynamo"
+	"github.com/doclib/doclib/shared/settings"
 )
 
 // sizing is a function's memory and timeout. Lambda gives CPU in proportion
@@ -274,8 +275,8 @@ func grantUsageKeys(role awsiam.Role, customer string, planIDs []*string) {
 // envLimits are the rate limits of the API functions' handler.
 func envLimits(cfg Config) map[string]*string {
 	return map[string]*string{
-		lambdaapp.EnvKeyLimit: jsii.String(strconv.Itoa(cfg.KeyLimit)),
-		lambdaapp.EnvIPLimit:  jsii.String(strconv.Itoa(cfg.IPLimit)),
+		settings.EnvKeyLimit: jsii.String(strconv.Itoa(cfg.KeyLimit)),
+		settings.EnvIPLimit:  jsii.String(strconv.Itoa(cfg.IPLimit)),
 	}
 }
 
@@ -284,12 +285,12 @@ func envLimits(cfg Config) map[string]*string {
 // search role's OpenSearch grant names (searchAlias).
 func envSearch(cfg Config, b *searchBackend) map[string]*string {
 	return map[string]*string{
-		lambdaapp.EnvOpenSearchURL:     b.url,
-		lambdaapp.EnvOpenSearchService: jsii.String(b.service),
-		lambdaapp.EnvOpenSearchAlias:   jsii.String(searchAlias),
-		lambdaapp.EnvEmbedder:          jsii.String("bedrock"),
-		lambdaapp.EnvEmbedModel:        jsii.String(cfg.BedrockModel),
-		lambdaapp.EnvEmbedDimensions:   jsii.String(strconv.Itoa(cfg.EmbedDimensions)),
+		settings.EnvOpenSearchURL:     b.url,
+		settings.EnvOpenSearchService: jsii.String(b.service),
+		settings.EnvOpenSearchAlias:   jsii.String(searchAlias),
+		settings.EnvEmbedder:          jsii.String("bedrock"),
+		settings.EnvEmbedModel:        jsii.String(cfg.BedrockModel),
+		settings.EnvEmbedDimensions:   jsii.String(strconv.Itoa(cfg.EmbedDimensions)),
 	}
 }
 

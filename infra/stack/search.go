@@ -40,8 +40,8 @@ var (
 
 // searchBackend is the OpenSearch the search and indexer functions use.
 type searchBackend struct {
-	url      *string // https://…, for awsapp.EnvOpenSearchURL
-	service  string  // "es", for awsapp.EnvOpenSearchService
+	url      *string // https://…, for settings.EnvOpenSearchURL
+	service  string  // "es", for settings.EnvOpenSearchService
 	endpoint *string // for the stack's output
 	// grant gives a role its identity-based permissions; the resource side
 	// (the domain access policy) names the roles when the backend is built.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/doclib/doclib/shared/aws/lambdaapp"
 	"github.com/doclib/doclib/shared/aws/usageplan"
+	"github.com/doclib/doclib/shared/settings"
 )
 
 // New declares the stack of cfg in scope. bins holds every function's built
@@ -35,14 +36,14 @@ func New(scope constructs.Construct, cfg Config, bins Binaries) (awscdk.Stack, e
 	operator := newOperatorRole(s, cfg)
 	search := newSearch(s, cfg, roles[lambdaapp.FunctionSearch], []awsiam.IRole{roles[lambdaapp.FunctionIndexer], operator}, cfg.retention())
 
-	base := map[string]*string{lambdaapp.EnvTable: table.TableName()}
+	base := map[string]*string{settings.EnvTable: table.TableName()}
 	envs := map[string]map[string]*string{
 		lambdaapp.FunctionLibraries: merge(base, envLimits(cfg)),
 		lambdaapp.FunctionDocuments: merge(base, envLimits(cfg)),
 		lambdaapp.FunctionSearch:    merge(base, envLimits(cfg), envSearch(cfg, search)),
 		// The customer is part of every usage identifier the authorizer
 		// returns, as in the indexer's EnvUsagePlans.
-		lambdaapp.FunctionAuthorizer: merge(base, map[string]*string{lambdaapp.EnvCustomer: jsii.String(cfg.Customer)}),
+		lambdaapp.FunctionAuthorizer: merge(base, map[string]*string{settings.EnvCustomer: jsii.String(cfg.Customer)}),
 		// EnvUsagePlans is added once the API exists.
 		lambdaapp.FunctionIndexer: merge(base, envSearch(cfg, search)),
 	}
@@ -67,7 +68,7 @@ func New(scope constructs.Construct, cfg Config, bins Binaries) (awscdk.Stack, e
 
 	api := newAPI(s, cfg, fns)
 	indexer := fns[lambdaapp.FunctionIndexer]
-	indexer.fn.AddEnvironment(jsii.String(lambdaapp.EnvUsagePlans), api.usagePlansEnv(cfg.Customer), nil)
+	indexer.fn.AddEnvironment(jsii.String(settings.EnvUsagePlans), api.usagePlansEnv(cfg.Customer), nil)
 	grantUsageKeys(indexer.role, cfg.Customer, api.planIDs())
 	failed, mapping := connectStream(s, table, indexer)
 	grantReindex(operator, table, search, cfg.BedrockModel, mapping)
@@ -80,7 +81,7 @@ func New(scope constructs.Construct, cfg Config, bins Binaries) (awscdk.Stack, e
 	output("ApiUrl", *api.rest.Url(), "Base URL of the API: append a route, e.g. <ApiUrl>libraries")
 	output("TableName", *table.TableName(), "DynamoDB table (doclib-admin --table)")
 	output("OpenSearchEndpoint", *search.endpoint, "OpenSearch "+cfg.Search+" endpoint ("+search.service+")")
-	output("UsagePlans", *api.usagePlansEnv(cfg.Customer), "Usage plan per tier, as "+lambdaapp.EnvUsagePlans+" takes them")
+	output("UsagePlans", *api.usagePlansEnv(cfg.Customer), "Usage plan per tier, as "+settings.EnvUsagePlans+" takes them")
 	for _, tier := range Tiers {
 		output("UsagePlan"+fnID(tier), *api.plans[tier].UsagePlanId(), "Usage plan of "+tier+" workspaces")
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/doclib/doclib/shared/aws/lambdaapp"
 	"github.com/doclib/doclib/shared/aws/usageplan"
 	"github.com/doclib/doclib/shared/backend/dynamo"
+	"github.com/doclib/doclib/shared/settings"
 )
 
 // env returns the environment of the function named name.
@@ -62,17 +63,17 @@ func TestFunctions(t *testing.T) {
 		}
 		// Each function gets the variables it reads, and no other.
 		search := map[string]string{
-			lambdaapp.EnvOpenSearchURL: "", lambdaapp.EnvOpenSearchService: "es", lambdaapp.EnvOpenSearchAlias: searchAlias, lambdaapp.EnvEmbedder: "bedrock",
-			lambdaapp.EnvEmbedModel: s.cfg.BedrockModel, lambdaapp.EnvEmbedDimensions: itoa(s.cfg.EmbedDimensions),
+			settings.EnvOpenSearchURL: "", settings.EnvOpenSearchService: "es", settings.EnvOpenSearchAlias: searchAlias, settings.EnvEmbedder: "bedrock",
+			settings.EnvEmbedModel: s.cfg.BedrockModel, settings.EnvEmbedDimensions: itoa(s.cfg.EmbedDimensions),
 		}
-		limits := map[string]string{lambdaapp.EnvKeyLimit: itoa(s.cfg.KeyLimit), lambdaapp.EnvIPLimit: itoa(s.cfg.IPLimit)}
-		table := map[string]string{lambdaapp.EnvTable: ""}
+		limits := map[string]string{settings.EnvKeyLimit: itoa(s.cfg.KeyLimit), settings.EnvIPLimit: itoa(s.cfg.IPLimit)}
+		table := map[string]string{settings.EnvTable: ""}
 		wants := map[string]map[string]string{
 			lambdaapp.FunctionLibraries:  mergeStr(table, limits),
 			lambdaapp.FunctionDocuments:  mergeStr(table, limits),
 			lambdaapp.FunctionSearch:     mergeStr(table, limits, search),
-			lambdaapp.FunctionAuthorizer: mergeStr(table, map[string]string{lambdaapp.EnvCustomer: s.cfg.Customer}),
-			lambdaapp.FunctionIndexer:    mergeStr(table, search, map[string]string{lambdaapp.EnvUsagePlans: ""}),
+			lambdaapp.FunctionAuthorizer: mergeStr(table, map[string]string{settings.EnvCustomer: s.cfg.Customer}),
+			lambdaapp.FunctionIndexer:    mergeStr(table, search, map[string]string{settings.EnvUsagePlans: ""}),
 		}
 		for name, want := range wants {
 			env := s.env(t, name)
@@ -91,10 +92,10 @@ func TestFunctions(t *testing.T) {
 			if !reflect.DeepEqual(got, keys) {
 				t.Errorf("%s: environment %v, want %v", name, got, keys)
 			}
-			if !strings.HasPrefix(render(env[lambdaapp.EnvTable]), "<Table") {
-				t.Errorf("%s: table %v", name, env[lambdaapp.EnvTable])
+			if !strings.HasPrefix(render(env[settings.EnvTable]), "<Table") {
+				t.Errorf("%s: table %v", name, env[settings.EnvTable])
 			}
-			if u, ok := env[lambdaapp.EnvOpenSearchURL]; ok && !strings.HasPrefix(render(u), "https://") && !strings.HasSuffix(render(u), "CollectionEndpoint>") {
+			if u, ok := env[settings.EnvOpenSearchURL]; ok && !strings.HasPrefix(render(u), "https://") && !strings.HasSuffix(render(u), "CollectionEndpoint>") {
 				t.Errorf("%s: OpenSearch URL %s is not https://…", name, render(u))
 			}
 		}

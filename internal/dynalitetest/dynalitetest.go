@@ -42,15 +42,17 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/doclib/doclib/shared/settings"
 )
 
-// Environment variables read by this package.
+// Environment variables read by this package, named in shared/settings.
 const (
 	// EnvDynalite overrides where the dynalite executable is.
-	EnvDynalite = "DOCLIB_DYNALITE"
+	EnvDynalite = settings.EnvDynalite
 	// EnvRequire turns "dynalite is unavailable" from a skip into a failure,
 	// so that CI cannot pass by silently skipping the DynamoDB tests.
-	EnvRequire = "DOCLIB_REQUIRE_DYNALITE"
+	EnvRequire = settings.EnvRequireDynalite
 )
 
 // Region is the region clients are configured with; dynalite accepts any,

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+
+	"github.com/doclib/doclib/shared/settings"
 )
 
 // Synthesized is a cloud assembly written by `go run ./infra`.
@@ -24,8 +26,8 @@ type Synthesized struct {
 // Synth synthesizes the stack of the given CDK context into dir, as
 // `cdk synth` would with `-c key=value` for each entry, from the module at
 // root. The functions are built by the app itself, exactly as for deploy,
-// but for the host's architecture so that they can run here (EnvArch in
-// infra/stack).
+// but for the host's architecture so that they can run here
+// (settings.EnvLambdaArch).
 func Synth(root, dir string, context map[string]string) (*Synthesized, error) {
 	ctxJSON, err := json.Marshal(context)
 	if err != nil {
@@ -34,7 +36,7 @@ func Synth(root, dir string, context map[string]string) (*Synthesized, error) {
 	cmd := exec.Command("go", "run", "./infra")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CDK_OUTDIR="+dir, "CDK_CONTEXT_JSON="+string(ctxJSON),
-		"DOCLIB_LAMBDA_GOARCH="+runtime.GOARCH, "DOCLIB_LAMBDA_DIR=")
+		settings.EnvLambdaArch+"="+runtime.GOARCH, settings.EnvLambdaDir+"=")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {

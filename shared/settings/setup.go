@@ -7,6 +7,7 @@ package settings
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"slices"
 	"strconv"
@@ -59,26 +60,26 @@ type Embedder struct {
 var EmbedderKinds = []string{"hash", "openai", "bedrock"}
 
 // Flags declares the embedder's flags, with defaults from the environment. The
-// API key is read from DOCLIB_EMBED_API_KEY only, never from a flag (flags show
+// API key is read from EnvEmbedAPIKey only, never from a flag (flags show
 // in process lists).
 func (e *Embedder) Flags(fs FlagSet, getenv func(string) string) {
-	fs.StringVar(&e.Kind, "embedder", envOr(getenv, "DOCLIB_EMBEDDER", "hash"),
-		"`NAME` of the embedder of the meaning matches: hash (offline, built in), openai (any OpenAI-compatible embeddings server) or bedrock (Titan Text Embeddings V2; AWS settings from the standard AWS variables) (env DOCLIB_EMBEDDER)")
-	fs.StringVar(&e.URL, "embed-url", getenv("DOCLIB_EMBED_URL"),
-		"base `URL` of the OpenAI-compatible server, e.g. http://localhost:11434/v1 for Ollama (env DOCLIB_EMBED_URL)")
-	fs.StringVar(&e.Model, "embed-model", getenv("DOCLIB_EMBED_MODEL"),
-		"embedding `MODEL`, e.g. nomic-embed-text; for bedrock, amazon.titan-embed-text-v2:0 when empty (env DOCLIB_EMBED_MODEL); an API key, if any, comes from DOCLIB_EMBED_API_KEY only")
+	fs.StringVar(&e.Kind, "embedder", envOr(getenv, EnvEmbedder, "hash"),
+		"`NAME` of the embedder of the meaning matches: hash (offline, built in), openai (any OpenAI-compatible embeddings server) or bedrock (Titan Text Embeddings V2; AWS settings from the standard AWS variables) (env "+EnvEmbedder+")")
+	fs.StringVar(&e.URL, "embed-url", getenv(EnvEmbedURL),
+		"base `URL` of the OpenAI-compatible server, e.g. http://localhost:11434/v1 for Ollama (env "+EnvEmbedURL+")")
+	fs.StringVar(&e.Model, "embed-model", getenv(EnvEmbedModel),
+		"embedding `MODEL`, e.g. nomic-embed-text; for bedrock, amazon.titan-embed-text-v2:0 when empty (env "+EnvEmbedModel+"); an API key, if any, comes from "+EnvEmbedAPIKey+" only")
 	dims := 0
-	if v := getenv("DOCLIB_EMBED_DIMENSIONS"); v != "" {
+	if v := getenv(EnvEmbedDimensions); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {
-			e.envErr = fmt.Errorf("DOCLIB_EMBED_DIMENSIONS=%q is not a whole number", v)
+			e.envErr = fmt.Errorf("%s=%q is not a whole number", EnvEmbedDimensions, v)
 		}
 		dims = n
 	}
 	fs.IntVar(&e.Dimensions, "embed-dimensions", dims,
-		"ask the model for `N` dimensions (bedrock: 256, 512 or 1024; OpenAI text-embedding-3 models); 0 takes the model's default (env DOCLIB_EMBED_DIMENSIONS)")
-	e.APIKey = getenv("DOCLIB_EMBED_API_KEY")
+		"ask the model for `N` dimensions (bedrock: 256, 512 or 1024; OpenAI text-embedding-3 models); 0 takes the model's default (env "+EnvEmbedDimensions+")")
+	e.APIKey = getenv(EnvEmbedAPIKey)
 }
 
 // Validate checks the settings without building anything.
@@ -140,14 +141,14 @@ func (r *Rules) Flags(fs FlagSet, getenv func(string) string) {
 		}
 		return f
 	}
-	fs.Float64Var(&r.SemanticThreshold, "semantic-threshold", num("DOCLIB_SEMANTIC_THRESHOLD"),
-		"cosine at or above which the semantic signal fires; 0 takes the embedder's default (docs/search.md) (env DOCLIB_SEMANTIC_THRESHOLD)")
-	fs.Float64Var(&r.RecordingsThreshold, "recordings-threshold", num("DOCLIB_RECORDINGS_THRESHOLD"),
-		"cosine at or above which source_recordings fires; 0 takes the embedder's default (env DOCLIB_RECORDINGS_THRESHOLD)")
-	fs.StringVar(&r.Weights, "search-weights", getenv("DOCLIB_SEARCH_WEIGHTS"),
-		"`WEIGHTS` of the signals in the blended score, some or all of lexical=,fuzzy=,semantic=,recordings= (defaults per embedder: docs/search.md; offline 0.7, 0.65, 0.08, 0.2); max(lexical, fuzzy) + semantic + recordings must be at most 1 (env DOCLIB_SEARCH_WEIGHTS)")
-	fs.StringVar(&r.Feedback, "search-feedback", envOr(getenv, "DOCLIB_SEARCH_FEEDBACK", "on"),
-		"on: the embedded engine expands a query with the words of its best word matches (RM3, docs/search.md); off: the query's own words only, as on OpenSearch (env DOCLIB_SEARCH_FEEDBACK)")
+	fs.Float64Var(&r.SemanticThreshold, "semantic-threshold", num(EnvSemanticThreshold),
+		"cosine at or above which the semantic signal fires; 0 takes the embedder's default (docs/search.md) (env "+EnvSemanticThreshold+")")
+	fs.Float64Var(&r.RecordingsThreshold, "recordings-threshold", num(EnvRecordingsThreshold),
+		"cosine at or above which source_recordings fires; 0 takes the embedder's default (env "+EnvRecordingsThreshold+")")
+	fs.StringVar(&r.Weights, "search-weights", getenv(EnvSearchWeights),
+		"`WEIGHTS` of the signals in the blended score, some or all of lexical=,fuzzy=,semantic=,recordings= (defaults per embedder: docs/search.md; offline 0.7, 0.65, 0.08, 0.2); max(lexical, fuzzy) + semantic + recordings must be at most 1 (env "+EnvSearchWeights+")")
+	fs.StringVar(&r.Feedback, "search-feedback", envOr(getenv, EnvSearchFeedback, "on"),
+		"on: the embedded engine expands a query with the words of its best word matches (RM3, docs/search.md); off: the query's own words only, as on OpenSearch (env "+EnvSearchFeedback+")")
 }
 
 // Build returns the embedder's default rules with these overrides, validated.
@@ -196,23 +197,23 @@ type OpenSearch struct {
 }
 
 // Flags declares the cluster's flags, with defaults from the environment; the
-// basic-authentication user and password come from DOCLIB_OPENSEARCH_USER and
-// DOCLIB_OPENSEARCH_PASSWORD only.
+// basic-authentication user and password come from EnvOpenSearchUser and
+// EnvOpenSearchPassword only.
 func (o *OpenSearch) Flags(fs FlagSet, getenv func(string) string) {
-	fs.StringVar(&o.URL, "opensearch-url", getenv("DOCLIB_OPENSEARCH_URL"),
-		"`URL` of the OpenSearch cluster, e.g. https://localhost:9200 (env DOCLIB_OPENSEARCH_URL)")
-	fs.StringVar(&o.Alias, "opensearch-alias", envOr(getenv, "DOCLIB_OPENSEARCH_ALIAS", opensearch.DefaultAlias),
-		"index alias `NAME` searched and written; a reindex swaps a new index in behind it (env DOCLIB_OPENSEARCH_ALIAS)")
-	fs.StringVar(&o.AWSService, "opensearch-aws-service", getenv("DOCLIB_OPENSEARCH_AWS_SERVICE"),
-		"sign requests with AWS SigV4 (`SERVICE`) for a managed domain (es) or a serverless collection (aoss); empty for basic or no authentication (env DOCLIB_OPENSEARCH_AWS_SERVICE)")
-	o.Username, o.Password = getenv("DOCLIB_OPENSEARCH_USER"), getenv("DOCLIB_OPENSEARCH_PASSWORD")
+	fs.StringVar(&o.URL, "opensearch-url", getenv(EnvOpenSearchURL),
+		"`URL` of the OpenSearch cluster, e.g. https://localhost:9200 (env "+EnvOpenSearchURL+")")
+	fs.StringVar(&o.Alias, "opensearch-alias", envOr(getenv, EnvOpenSearchAlias, opensearch.DefaultAlias),
+		"index alias `NAME` searched and written; a reindex swaps a new index in behind it (env "+EnvOpenSearchAlias+")")
+	fs.StringVar(&o.AWSService, "opensearch-aws-service", getenv(EnvOpenSearchService),
+		"sign requests with AWS SigV4 (`SERVICE`) for a managed domain (es) or a serverless collection (aoss); empty for basic or no authentication (env "+EnvOpenSearchService+")")
+	o.Username, o.Password = getenv(EnvOpenSearchUser), getenv(EnvOpenSearchPassword)
 }
 
 // Validate checks the settings without building anything.
 func (o OpenSearch) Validate() error {
 	switch {
 	case o.URL == "":
-		return errors.New("OpenSearch needs its URL: give --opensearch-url, e.g. https://localhost:9200, or set DOCLIB_OPENSEARCH_URL")
+		return errors.New("OpenSearch needs its URL: give --opensearch-url, e.g. https://localhost:9200, or set " + EnvOpenSearchURL)
 	case o.AWSService != "" && o.AWSService != "es" && o.AWSService != "aoss":
 		return fmt.Errorf("the OpenSearch AWS service is es (a managed domain) or aoss (serverless), not %q", o.AWSService)
 	}
@@ -248,9 +249,54 @@ func (r Rules) Local(ctx context.Context, d *dataset.Data, e search.Embedder, pr
 	if err != nil {
 		return nil, fmt.Errorf("build the search index: %w", err)
 	}
-	rules, err := r.Build(idx.EmbedderID())
+	return r.Searcher(search.Local{Retriever: idx}, idx.Embedder())
+}
+
+// Searcher is the one place a search.Searcher is made: over backend b, with
+// e embedding the queries (cached), and the rules of e with these overrides.
+// It makes no call.
+func (r Rules) Searcher(b search.Backend, e search.Embedder) (*search.Searcher, error) {
+	rules, err := r.Build(e.ID())
 	if err != nil {
 		return nil, err
 	}
-	return &search.Searcher{Backend: search.Local{Retriever: idx}, Embedder: search.Cached(idx.Embedder(), 0), Rules: rules}, nil
+	return &search.Searcher{Backend: b, Embedder: search.Cached(e, 0), Rules: rules}, nil
+}
+
+// Search is search on OpenSearch: the embedder of the vectors, the cluster
+// that holds them, and the rules.
+type Search struct {
+	Embedder   Embedder
+	OpenSearch OpenSearch
+	Rules      Rules
+}
+
+// SearchFromEnv reads the search settings of a program without flags (a
+// Lambda function) from the environment, by the flags' own declarations: the
+// same variables, defaults and errors as the programs with flags.
+func SearchFromEnv(getenv func(string) string) Search {
+	fs := flag.NewFlagSet("env", flag.ContinueOnError)
+	var s Search
+	s.Embedder.Flags(fs, getenv) // declaring a flag stores its default: the environment's value
+	s.OpenSearch.Flags(fs, getenv)
+	s.Rules.Flags(fs, getenv)
+	return s
+}
+
+// Connect builds the embedder and the OpenSearch backend of its vectors. It
+// makes no call to the cluster: a cold start pays only for what its first
+// request needs.
+func (s Search) Connect(ctx context.Context) (search.Embedder, *opensearch.Backend, error) {
+	if err := s.OpenSearch.Validate(); err != nil {
+		return nil, nil, fmt.Errorf("search settings: %w", err)
+	}
+	e, err := s.Embedder.Build(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("embedder: %w", err)
+	}
+	b, err := s.OpenSearch.Build(ctx, e)
+	if err != nil {
+		return nil, nil, err
+	}
+	return e, b, nil
 }

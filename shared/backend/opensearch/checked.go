@@ -74,7 +74,7 @@ func (c *Checked) check(ctx context.Context) error {
 		c.checked = now()
 		return nil
 	case errors.Is(err, ErrIncompatible):
-		return doclib.Unavailable(fmt.Errorf("%w; run doclib-admin reindex against this stack's table and cluster, or deploy the embedder the index was built with", err))
+		return doclib.Unavailable(err) // ErrIncompatible says what cures it
 	case errors.Is(err, ErrNoIndex):
 		return doclib.Unavailable(fmt.Errorf("%w; the indexer creates it at its cold start", err))
 	}

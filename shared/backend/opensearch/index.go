@@ -106,8 +106,9 @@ func (b *Backend) bulk(ctx context.Context, body []byte, params url.Values, dele
 
 // ErrIncompatible says the index behind the alias was built for another
 // embedder or an older mapping: its vectors cannot be compared with this
-// program's. A reindex cures it.
-var ErrIncompatible = errors.New("the index is incompatible; rebuild it with a reindex")
+// program's. Its text says what cures it, so that every program that checks
+// the index (EnsureIndex, CheckIndex) reports it the same way.
+var ErrIncompatible = errors.New("the index is incompatible: run doclib-admin reindex against this table and cluster with this program's embedder, or deploy (or run) this program with the embedder the index was built with")
 
 // ErrNoIndex says there is no index behind the alias yet: the indexer
 // creates it at its first cold start.

@@ -1,0 +1,13 @@
+package lambdaapp
+
+// Function names, each the folder of its main under functions/.
+const (
+	FunctionLibraries  = "libraries"
+	FunctionDocuments  = "documents"
+	FunctionSearch     = "search"
+	FunctionAuthorizer = "authorizer"
+	FunctionIndexer    = "indexer"
+)
+
+// Functions lists every function, in the order the stack creates them.
+var Functions = []string{FunctionLibraries, FunctionDocuments, FunctionSearch, FunctionAuthorizer, FunctionIndexer}

@@ -1,0 +1,127 @@
+package settings
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// The environment variables of doclib's programs, all named here and nowhere
+// else in Go code (TestEnvNamesLiveInEnvGo): the CDK stack sets what the
+// Lambda functions read by the same constants, so the two cannot disagree.
+// Shell scripts (scripts/) and tests may spell them out.
+
+// Read by the Lambda functions (set by infra/stack) and by the local programs.
+const (
+	// EnvTable is the DynamoDB table's name; every function gets it.
+	EnvTable = "DOCLIB_TABLE"
+	// EnvKeyLimit and EnvIPLimit are the per-key and per-IP requests per
+	// minute (decisions.md: 100 and 300).
+	EnvKeyLimit = "DOCLIB_KEY_LIMIT"
+	EnvIPLimit  = "DOCLIB_IP_LIMIT"
+	// EnvCustomer is the stack's customer, for the authorizer: it is part of
+	// every usage identifier (usageplan.Value), as in EnvUsagePlans.
+	EnvCustomer = "DOCLIB_CUSTOMER"
+	// EnvUsagePlans names the stack's customer and maps workspace plans (the
+	// usage tiers) to API Gateway usage plan IDs,
+	// "customer=acme,individual=a1b2c3,team=d4e5f6,enterprise=g7h8i9": the
+	// indexer registers each key's usage identifier in its tier's plan.
+	EnvUsagePlans = "DOCLIB_USAGE_PLANS"
+)
+
+// The embedder (Embedder.Flags).
+const (
+	// EnvEmbedder is hash, openai or bedrock ("bedrock" in AWS).
+	EnvEmbedder = "DOCLIB_EMBEDDER"
+	// EnvEmbedURL is the OpenAI-compatible server's base URL.
+	EnvEmbedURL = "DOCLIB_EMBED_URL"
+	// EnvEmbedModel and EnvEmbedDimensions choose the model (in AWS
+	// amazon.titan-embed-text-v2:0) and its dimensions (256, 512 or 1024).
+	EnvEmbedModel      = "DOCLIB_EMBED_MODEL"
+	EnvEmbedDimensions = "DOCLIB_EMBED_DIMENSIONS"
+	// EnvEmbedAPIKey is the OpenAI-compatible server's key: never a flag,
+	// since flags show in process lists.
+	EnvEmbedAPIKey = "DOCLIB_EMBED_API_KEY"
+)
+
+// The OpenSearch cluster (OpenSearch.Flags).
+const (
+	// EnvOpenSearchURL is the domain's or collection's endpoint (https://…).
+	EnvOpenSearchURL = "DOCLIB_OPENSEARCH_URL"
+	// EnvOpenSearchService is "es" for a managed domain, "aoss" for a
+	// serverless collection: the SigV4 service name.
+	EnvOpenSearchService = "DOCLIB_OPENSEARCH_AWS_SERVICE"
+	// EnvOpenSearchAlias is the index alias (default doclib-documents).
+	EnvOpenSearchAlias = "DOCLIB_OPENSEARCH_ALIAS"
+	// EnvOpenSearchUser and EnvOpenSearchPassword are for basic
+	// authentication; never flags.
+	EnvOpenSearchUser     = "DOCLIB_OPENSEARCH_USER"
+	EnvOpenSearchPassword = "DOCLIB_OPENSEARCH_PASSWORD"
+)
+
+// The search rules' overrides (Rules.Flags).
+const (
+	EnvSemanticThreshold   = "DOCLIB_SEMANTIC_THRESHOLD"
+	EnvRecordingsThreshold = "DOCLIB_RECORDINGS_THRESHOLD"
+	EnvSearchWeights       = "DOCLIB_SEARCH_WEIGHTS"
+	EnvSearchFeedback      = "DOCLIB_SEARCH_FEEDBACK"
+)
+
+// The local server, cmd/doclib-server.
+const (
+	// EnvData is a data-set file to serve instead of the demo.
+	EnvData = "DOCLIB_DATA"
+	// EnvStore is memory or dynamodb; EnvSearch is embedded or opensearch.
+	EnvStore  = "DOCLIB_STORE"
+	EnvSearch = "DOCLIB_SEARCH"
+	// EnvAddr is the HOST:PORT it listens on.
+	EnvAddr = "DOCLIB_ADDR"
+)
+
+// The command-line client, cmd/doclib.
+const (
+	// EnvURL is the API's base URL.
+	EnvURL = "DOCLIB_URL"
+	// EnvAPIKey is the key the client sends as a bearer token.
+	EnvAPIKey = "DOCLIB_API_KEY"
+)
+
+// The CDK app (infra) and the tests' tools.
+const (
+	// EnvLambdaDir names a directory of prebuilt functions,
+	// <dir>/<name>/bootstrap: the app uses them instead of building (the
+	// tests build once and synthesize several times).
+	EnvLambdaDir = "DOCLIB_LAMBDA_DIR"
+	// EnvLambdaArch is the architecture to build the functions for instead
+	// of Lambda's arm64 (the stand-in, internal/standin, runs them here).
+	EnvLambdaArch = "DOCLIB_LAMBDA_GOARCH"
+	// EnvDynalite overrides where the dynalite executable is
+	// (internal/dynalitetest; scripts/tools sets it).
+	EnvDynalite = "DOCLIB_DYNALITE"
+	// EnvRequireDynalite turns "dynalite is unavailable" from a skip into a
+	// failure, so that CI cannot pass by silently skipping the DynamoDB tests.
+	EnvRequireDynalite = "DOCLIB_REQUIRE_DYNALITE"
+)
+
+// Required returns the value of key, or an error that names it and says why
+// it is needed.
+func Required(getenv func(string) string, key, why string) (string, error) {
+	v := getenv(key)
+	if v == "" {
+		return "", fmt.Errorf("%s is not set: %s", key, why)
+	}
+	return v, nil
+}
+
+// PerMinute reads a rate limit, in requests per minute, 1 or more; def when
+// key is not set.
+func PerMinute(getenv func(string) string, key string, def int) (int, error) {
+	v := getenv(key)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("rate limit: %s=%q must be a whole number of requests per minute, 1 or more", key, v)
+	}
+	return n, nil
+}

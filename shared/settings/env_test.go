@@ -1,0 +1,67 @@
+package settings
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestEnvNamesLiveInEnvGo: env.go is the one place that spells a DOCLIB_*
+// variable's name; every other program file uses its constants, so that the
+// stack, the functions and the tools cannot drift apart. Tests may spell the
+// names out.
+func TestEnvNamesLiveInEnvGo(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatalf("the module root %s has no go.mod: %v", root, err)
+	}
+	owner := filepath.Join(root, "shared", "settings", "env.go")
+	files := 0
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if path != root && (strings.HasPrefix(name, ".") || name == "node_modules" || name == "testdata" || name == "cdk.out") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") || path == owner {
+			return nil
+		}
+		files++
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			lit, ok := n.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			if v, err := strconv.Unquote(lit.Value); err == nil && strings.HasPrefix(v, "DOCLIB_") {
+				rel, _ := filepath.Rel(root, path)
+				t.Errorf("%s: the literal %s names an environment variable: use its constant in shared/settings/env.go", rel, lit.Value)
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files < 50 {
+		t.Errorf("checked only %d files under %s: is the walk skipping the code?", files, root)
+	}
+}
