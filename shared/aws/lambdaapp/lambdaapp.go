@@ -35,7 +35,7 @@ func Logger(w io.Writer) *slog.Logger {
 // logs err and exits, which Lambda reports as an init error.
 func Start[H any](log *slog.Logger, h H, err error) {
 	if err != nil {
-		log.Error("init", "err", err)
+		log.Error("init", "error", err)
 		os.Exit(1)
 	}
 	lambda.Start(h)
