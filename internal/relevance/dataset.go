@@ -10,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/data/dataset"
 )
 
@@ -109,7 +110,7 @@ func (c *Collection) File() (*dataset.File, Mapping) {
 
 // Dataset returns the collection as a validated data set (File, through the
 // validator of dataset.Load), with the mapping of its document IDs.
-func (c *Collection) Dataset() (*dataset.Data, Mapping, error) {
+func (c *Collection) Dataset() (*doclib.DataSet, Mapping, error) {
 	f, m := c.File()
 	d, err := dataset.Validate(f)
 	if err != nil {

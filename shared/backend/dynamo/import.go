@@ -21,7 +21,6 @@ import (
 
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/backend/memory"
-	"github.com/doclib/doclib/shared/data/dataset"
 )
 
 // The graph caps the import precomputes graphs for (read-api.md, "Limits").
@@ -81,7 +80,7 @@ const (
 // against the workspaces that hold it in the table; either refusal is a
 // *RefusedError and writes nothing. Writes are batched, retried when
 // unprocessed, and idempotent.
-func (t *Table) Import(ctx context.Context, d *dataset.Data, gen string, opt ImportOptions) (*ImportResult, error) {
+func (t *Table) Import(ctx context.Context, d *doclib.DataSet, gen string, opt ImportOptions) (*ImportResult, error) {
 	start := time.Now()
 	if p := opt.Progress; p != nil { // the writers report concurrently: serialise
 		var mu sync.Mutex
@@ -249,7 +248,7 @@ func graphItems(ctx context.Context, mem *memory.Store, l *doclib.Library, gen s
 
 // emitItems calls emit with every item of the data set, in a fixed order; what
 // names the item for messages.
-func emitItems(d *dataset.Data, graphs map[string][]item, gen string, emit func(it item, what string) error) error {
+func emitItems(d *doclib.DataSet, graphs map[string][]item, gen string, emit func(it item, what string) error) error {
 	put := func(v any, what string) error {
 		it, err := attributevalue.MarshalMap(v)
 		if err != nil {
@@ -523,7 +522,7 @@ func (t *Table) putCreditIfAbsent(ctx context.Context, ws string, credit int64) 
 // write. The workspace index is eventually consistent, so each delete is
 // conditional on the item still being of another generation: an item rewritten
 // a moment ago is never lost.
-func (t *Table) prune(ctx context.Context, d *dataset.Data, gen string, opt ImportOptions) (int, error) {
+func (t *Table) prune(ctx context.Context, d *doclib.DataSet, gen string, opt ImportOptions) (int, error) {
 	type stale struct{ pk, sk string }
 	var candidates []stale
 	for _, w := range d.Workspaces {

@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 
 	doclib "github.com/doclib/doclib/shared"
-	"github.com/doclib/doclib/shared/data/dataset"
 )
 
 // Store is an immutable snapshot of a data set. Replace swaps in a new snapshot
@@ -70,16 +69,16 @@ type document struct {
 }
 
 // New returns a store holding d.
-func New(d *dataset.Data) *Store {
+func New(d *doclib.DataSet) *Store {
 	s := &Store{}
 	s.Replace(d)
 	return s
 }
 
 // Replace swaps the store's contents for d.
-func (s *Store) Replace(d *dataset.Data) { s.snap.Store(build(d)) }
+func (s *Store) Replace(d *doclib.DataSet) { s.snap.Store(build(d)) }
 
-func build(d *dataset.Data) *snapshot {
+func build(d *doclib.DataSet) *snapshot {
 	sn := &snapshot{
 		keys:        make(map[doclib.KeyHash]*doclib.APIKey, len(d.APIKeys)),
 		workspaces:  make(map[string]*doclib.Workspace, len(d.Workspaces)),

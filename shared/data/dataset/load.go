@@ -19,19 +19,6 @@ import (
 	doclib "github.com/doclib/doclib/shared"
 )
 
-// Data is a validated data set in domain form, with every derived value computed:
-// documents' RecordingCount, libraries' counts and label lists, edges' titles and
-// libraries, content in template order.
-type Data struct {
-	Workspaces []*doclib.Workspace
-	Devices    []*doclib.Device
-	APIKeys    []*doclib.APIKey
-	Libraries  []*doclib.Library
-	Documents  []*doclib.Document
-	Edges      []*doclib.Edge
-	Recordings []*doclib.Recording
-}
-
 // maxProblems bounds how many problems one rejection lists.
 const maxProblems = 25
 
@@ -62,7 +49,7 @@ func (e *ValidationError) Error() string {
 }
 
 // LoadFile reads and validates a data-set file.
-func LoadFile(path string) (*Data, error) {
+func LoadFile(path string) (*doclib.DataSet, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("dataset: %w", err)
@@ -83,7 +70,7 @@ func LoadFile(path string) (*Data, error) {
 // (decode.go): a 300 MB file is never held whole in memory, and an item with a
 // wrong type or an unknown field is reported with its array, index and ID while
 // the rest of the file is still checked.
-func Load(r io.Reader) (*Data, error) {
+func Load(r io.Reader) (*doclib.DataSet, error) {
 	v := &validator{}
 	var f File
 	if fatal := decodeFile(r, v, &f); fatal != "" {
@@ -345,14 +332,14 @@ func (v *validator) nonNegative(item, field string, n int) {
 	}
 }
 
-// Validate checks a decoded file as a whole and builds its domain form.
+// Validate checks a decoded file as a whole and builds the domain's DataSet.
 //
 // A problem that follows from another (a document of a missing library has no
 // workspace, a template with two sections of one key cannot check content) is not
 // reported: the message would point at the wrong fix.
-func Validate(f *File) (*Data, error) {
+func Validate(f *File) (*doclib.DataSet, error) {
 	v := &validator{}
-	d := &Data{
+	d := &doclib.DataSet{
 		Workspaces: make([]*doclib.Workspace, 0, len(f.Workspaces)),
 		Devices:    make([]*doclib.Device, 0, len(f.Devices)),
 		APIKeys:    make([]*doclib.APIKey, 0, len(f.APIKeys)),
@@ -812,7 +799,7 @@ func (v *validator) writeJSON(x any) {
 
 // derive computes the values that are stored, never imported: label lists and
 // counts per library, edge counts.
-func derive(d *Data, libraries map[string]*doclib.Library) {
+func derive(d *doclib.DataSet, libraries map[string]*doclib.Library) {
 	type counts struct{ cat, tag, app map[string]int }
 	per := map[string]*counts{}
 	for _, l := range d.Libraries {
