@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -20,7 +21,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	doclib "github.com/doclib/doclib/shared"
-	"github.com/doclib/doclib/shared/backend/memory"
 )
 
 // The graph caps the import precomputes graphs for (read-api.md, "Limits").
@@ -74,12 +74,12 @@ const (
 
 // Import writes a validated data set (the same dataset.Load as local mode, so a
 // file that local mode refuses never reaches the table). Derived values (label
-// lists and counts, each library's capped graph) are computed by the embedded
-// store's own code, so both backends answer alike. Before the first write,
-// every item is checked against DynamoDB's limits and every globally keyed ID
-// against the workspaces that hold it in the table; either refusal is a
-// *RefusedError and writes nothing. Writes are batched, retried when
-// unprocessed, and idempotent.
+// lists and counts, each library's capped graph) are computed by the root
+// package's code, as for the embedded store, so both backends answer alike.
+// Before the first write, every item is checked against DynamoDB's limits and
+// every globally keyed ID against the workspaces that hold it in the table;
+// either refusal is a *RefusedError and writes nothing. Writes are batched,
+// retried when unprocessed, and idempotent.
 func (t *Table) Import(ctx context.Context, d *doclib.DataSet, gen string, opt ImportOptions) (*ImportResult, error) {
 	start := time.Now()
 	if p := opt.Progress; p != nil { // the writers report concurrently: serialise
@@ -92,10 +92,10 @@ func (t *Table) Import(ctx context.Context, d *doclib.DataSet, gen string, opt I
 	}
 	res := &ImportResult{Generation: gen, Workspaces: len(d.Workspaces), Libraries: len(d.Libraries),
 		Documents: len(d.Documents), Edges: len(d.Edges), Recordings: len(d.Recordings), Keys: len(d.APIKeys)}
-	mem := memory.New(d)
 	graphs := make(map[string][]item, len(d.Libraries))
+	docs, edges := byLibrary(d)
 	for _, l := range d.Libraries {
-		items, err := graphItems(ctx, mem, l, gen)
+		items, err := graphItems(l, docs[l.ID], edges[l.ID], gen)
 		if err != nil {
 			return nil, err
 		}
@@ -185,12 +185,31 @@ func report(opt ImportOptions, phase string, done, total int) {
 	}
 }
 
-// graphItems precomputes a library's capped graph with the embedded store.
-func graphItems(ctx context.Context, mem *memory.Store, l *doclib.Library, gen string) ([]item, error) {
-	docs, edges, truncated, err := mem.Graph(ctx, l.ID, GraphMaxDocuments, GraphMaxEdges)
-	if err != nil {
-		return nil, fmt.Errorf("dynamo: graph of %s: %w", l.ID, err)
+// byLibrary groups the documents and the edges inside each library in the
+// orders doclib.CapGraph takes.
+func byLibrary(d *doclib.DataSet) (docs map[string][]*doclib.Document, edges map[string][]*doclib.Edge) {
+	docs = make(map[string][]*doclib.Document, len(d.Libraries))
+	edges = make(map[string][]*doclib.Edge, len(d.Libraries))
+	for _, doc := range d.Documents {
+		docs[doc.LibraryID] = append(docs[doc.LibraryID], doc)
 	}
+	for _, e := range d.Edges {
+		if e.SourceLibraryID == e.TargetLibraryID {
+			edges[e.SourceLibraryID] = append(edges[e.SourceLibraryID], e)
+		}
+	}
+	for _, ds := range docs {
+		slices.SortFunc(ds, func(a, b *doclib.Document) int { return doclib.CompareActivity(a.Activity(), b.Activity()) })
+	}
+	for _, es := range edges {
+		slices.SortFunc(es, doclib.CompareEdges)
+	}
+	return docs, edges
+}
+
+// graphItems precomputes a library's capped graph, as every store caps it.
+func graphItems(l *doclib.Library, byActivity []*doclib.Document, libEdges []*doclib.Edge, gen string) ([]item, error) {
+	docs, edges, truncated := doclib.CapGraph(byActivity, libEdges, GraphMaxDocuments, GraphMaxEdges)
 	b := base{PK: pkLibrary(l.ID), WS: l.WorkspaceID, Gen: gen}
 	var chunks []graphChunk
 	cur, size := graphChunk{}, 0
