@@ -109,9 +109,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		addr = "127.0.0.1:8080"
 	}
 	fs.StringVar(&c.addr, "addr", addr, "`HOST:PORT` to listen on; port 0 picks a free one (env DOCLIB_ADDR)")
-	fs.IntVar(&c.keyLimit, "key-limit", httpapi.DefaultKeyLimit, "requests per window per API key")
-	fs.IntVar(&c.ipLimit, "ip-limit", httpapi.DefaultIPLimit, "requests per window per client IP")
-	fs.DurationVar(&c.window, "rate-window", httpapi.DefaultWindow, "length of a rate-limit window")
+	fs.IntVar(&c.keyLimit, "key-limit", doclib.KeyLimit, "requests per window per API key")
+	fs.IntVar(&c.ipLimit, "ip-limit", doclib.IPLimit, "requests per window per client IP")
+	fs.DurationVar(&c.window, "rate-window", doclib.RateWindow, "length of a rate-limit window")
 	fs.BoolVar(&c.noLimits, "no-rate-limits", false, "serve without rate limits (for load tests)")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&c.search, "search", envOr(getenv, "DOCLIB_SEARCH", "embedded"), "`KIND` of search backend: embedded (an index built in memory at start) or opensearch (env DOCLIB_SEARCH)")

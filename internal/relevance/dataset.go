@@ -14,11 +14,10 @@ import (
 	"github.com/doclib/doclib/shared/data/dataset"
 )
 
-// Bounds of the API's q (read-api.md; shared/httpapi/params.go), in characters
-// after trimming.
+// Bounds of the API's q, in characters after trimming.
 const (
-	MinQueryChars = 2
-	MaxQueryChars = 512
+	MinQueryChars = doclib.MinQueryLength
+	MaxQueryChars = doclib.MaxQueryLength
 )
 
 // APIKey is the secret of the one key of every evaluation data set. It sees

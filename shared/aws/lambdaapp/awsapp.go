@@ -97,11 +97,11 @@ func API(ctx context.Context, group string, getenv func(string) string, log *slo
 	if err != nil {
 		return nil, err
 	}
-	keyLimit, err := limit(getenv, EnvKeyLimit, httpapi.DefaultKeyLimit)
+	keyLimit, err := limit(getenv, EnvKeyLimit, doclib.KeyLimit)
 	if err != nil {
 		return nil, err
 	}
-	ipLimit, err := limit(getenv, EnvIPLimit, httpapi.DefaultIPLimit)
+	ipLimit, err := limit(getenv, EnvIPLimit, doclib.IPLimit)
 	if err != nil {
 		return nil, err
 	}

@@ -23,12 +23,6 @@ import (
 	doclib "github.com/doclib/doclib/shared"
 )
 
-// The graph caps the import precomputes graphs for (read-api.md, "Limits").
-const (
-	GraphMaxDocuments = 2000
-	GraphMaxEdges     = 5000
-)
-
 // Generation names an import: the first 16 hex digits of the SHA-256 of the
 // data-set file. Importing the same file again writes items identical to the
 // first time, so nothing changes; --prune removes items of other generations.
@@ -209,7 +203,7 @@ func byLibrary(d *doclib.DataSet) (docs map[string][]*doclib.Document, edges map
 
 // graphItems precomputes a library's capped graph, as every store caps it.
 func graphItems(l *doclib.Library, byActivity []*doclib.Document, libEdges []*doclib.Edge, gen string) ([]item, error) {
-	docs, edges, truncated := doclib.CapGraph(byActivity, libEdges, GraphMaxDocuments, GraphMaxEdges)
+	docs, edges, truncated := doclib.CapGraph(byActivity, libEdges, doclib.GraphMaxDocuments, doclib.GraphMaxEdges)
 	b := base{PK: pkLibrary(l.ID), WS: l.WorkspaceID, Gen: gen}
 	var chunks []graphChunk
 	cur, size := graphChunk{}, 0
@@ -242,7 +236,7 @@ func graphItems(l *doclib.Library, byActivity []*doclib.Document, libEdges []*do
 	}
 	flush()
 	var out []item
-	meta := graphMetaItem{base: b, Chunks: len(chunks), MaxDocs: GraphMaxDocuments, MaxEdges: GraphMaxEdges, Truncated: truncated}
+	meta := graphMetaItem{base: b, Chunks: len(chunks), MaxDocs: doclib.GraphMaxDocuments, MaxEdges: doclib.GraphMaxEdges, Truncated: truncated}
 	meta.SK = skGraphMeta
 	it, err := attributevalue.MarshalMap(meta)
 	if err != nil {
