@@ -7,6 +7,7 @@
 package doclib
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -210,6 +211,32 @@ func CompareEdges(a, b *Edge) int {
 // of GET /libraries in every store.
 func CompareLibraries(a, b *Library) int {
 	if c := strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)); c != 0 {
+		return c
+	}
+	return strings.Compare(a.ID, b.ID)
+}
+
+// Activity is what the "most active" order reads of a document: search's
+// documents are not Documents, so the order takes only these.
+type Activity struct {
+	RecordingCount int
+	LastSeen       time.Time
+	ID             string
+}
+
+// Activity is the document's place in the most-active order.
+func (d *Document) Activity() Activity {
+	return Activity{RecordingCount: d.RecordingCount, LastSeen: d.LastSeen, ID: d.ID}
+}
+
+// CompareActivity orders documents most active first: recordingCount desc,
+// lastSeen desc, then id (decisions.md): the order of a graph's documents and
+// of search's fallback, in every store and engine.
+func CompareActivity(a, b Activity) int {
+	if c := cmp.Compare(b.RecordingCount, a.RecordingCount); c != 0 {
+		return c
+	}
+	if c := b.LastSeen.Compare(a.LastSeen); c != 0 {
 		return c
 	}
 	return strings.Compare(a.ID, b.ID)

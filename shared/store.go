@@ -35,10 +35,9 @@ type Store interface {
 	// each, in one access: a document and its edges live together. A document
 	// without edges (or missing) has no entry in the second map.
 	DocumentsWithEdges(ctx context.Context, ids []string) (map[string]*Document, map[string]*DocumentEdges, error)
-	// Graph returns a library's most active documents (RecordingCount desc, LastSeen
-	// desc, ID), at most maxDocs, and the edges between them (Support desc, source
-	// ID, target ID), at most maxEdges; truncated is true when either cap removed
-	// anything.
+	// Graph returns a library's most active documents (CompareActivity), at most
+	// maxDocs, and the edges between them (CompareEdges), at most maxEdges;
+	// truncated is true when either cap removed anything. CapGraph computes it.
 	Graph(ctx context.Context, libraryID string, maxDocs, maxEdges int) (docs []*Document, edges []*Edge, truncated bool, err error)
 	// SharedRecordings returns one page of the recordings behind a document that are
 	// marked shared, by ClientCreatedAt desc then ID. Their number is the

@@ -109,9 +109,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		addr = "127.0.0.1:8080"
 	}
 	fs.StringVar(&c.addr, "addr", addr, "`HOST:PORT` to listen on; port 0 picks a free one (env "+settings.EnvAddr+")")
-	fs.IntVar(&c.keyLimit, "key-limit", httpapi.DefaultKeyLimit, "requests per window per API key")
-	fs.IntVar(&c.ipLimit, "ip-limit", httpapi.DefaultIPLimit, "requests per window per client IP")
-	fs.DurationVar(&c.window, "rate-window", httpapi.DefaultWindow, "length of a rate-limit window")
+	fs.IntVar(&c.keyLimit, "key-limit", doclib.KeyLimit, "requests per window per API key")
+	fs.IntVar(&c.ipLimit, "ip-limit", doclib.IPLimit, "requests per window per client IP")
+	fs.DurationVar(&c.window, "rate-window", doclib.RateWindow, "length of a rate-limit window")
 	fs.BoolVar(&c.noLimits, "no-rate-limits", false, "serve without rate limits (for load tests)")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&c.search, "search", envOr(getenv, settings.EnvSearch, "embedded"), "`KIND` of search backend: embedded (an index built in memory at start) or opensearch (env "+settings.EnvSearch+")")
@@ -174,7 +174,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	start := time.Now()
 	var (
-		data    *dataset.Data
+		data    *doclib.DataSet
 		store   doclib.Store
 		limiter doclib.Limiter
 		ledger  doclib.Ledger
@@ -248,7 +248,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return nil
 }
 
-func printBanner(w io.Writer, base, source string, d *dataset.Data, loaded time.Duration, isDemo bool) {
+func printBanner(w io.Writer, base, source string, d *doclib.DataSet, loaded time.Duration, isDemo bool) {
 	fmt.Fprintf(w, "doclib read API at %s\n", base)
 	fmt.Fprintf(w, "Serving %s: %d workspaces, %d libraries, %d documents, %d edges, %d recordings (loaded in %s).\n\n",
 		source, len(d.Workspaces), len(d.Libraries), len(d.Documents), len(d.Edges), len(d.Recordings), loaded.Round(time.Millisecond))
@@ -277,7 +277,7 @@ func printBanner(w io.Writer, base, source string, d *dataset.Data, loaded time.
 
 // newSearcher builds the search backend and its searcher: the embedded index
 // of data, or OpenSearch (loaded from data when needed).
-func newSearcher(ctx context.Context, c config, data *dataset.Data, stdout io.Writer) (*search.Searcher, error) {
+func newSearcher(ctx context.Context, c config, data *doclib.DataSet, stdout io.Writer) (*search.Searcher, error) {
 	embedder, err := c.embedder.Build(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("embedder: %w", err)
@@ -313,7 +313,7 @@ func newSearcher(ctx context.Context, c config, data *dataset.Data, stdout io.Wr
 
 // loadOpenSearch makes sure the cluster's index holds data: it rebuilds it
 // when it does not exist, when asked, and always for an in-memory store.
-func loadOpenSearch(ctx context.Context, c config, b *opensearch.Backend, data *dataset.Data, e search.Embedder,
+func loadOpenSearch(ctx context.Context, c config, b *opensearch.Backend, data *doclib.DataSet, e search.Embedder,
 	report func(done, total int), stdout io.Writer) error {
 	why := ""
 	switch {
@@ -346,7 +346,7 @@ func loadOpenSearch(ctx context.Context, c config, b *opensearch.Backend, data *
 }
 
 // firstDocument picks a stable example document of a library for the banner.
-func firstDocument(d *dataset.Data, libraryID string) string {
+func firstDocument(d *doclib.DataSet, libraryID string) string {
 	best := ""
 	for _, doc := range d.Documents {
 		if doc.LibraryID == libraryID && (best == "" || strings.Compare(doc.ID, best) < 0) {

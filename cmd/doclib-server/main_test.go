@@ -23,6 +23,7 @@ import (
 	"github.com/doclib/doclib/internal/dynalitetest"
 	"github.com/doclib/doclib/internal/fakeopensearch"
 	"github.com/doclib/doclib/internal/fixture"
+	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/backend/dynamo"
 	"github.com/doclib/doclib/shared/data/dataset"
 	"github.com/doclib/doclib/shared/data/demo"
@@ -329,7 +330,7 @@ func TestOpenSearchIndexOfAnotherEmbedder(t *testing.T) {
 
 // importedTable is a dynalite table holding the fixture, with the AWS
 // configuration of the process pointed at it.
-func importedTable(t *testing.T) (*dynamo.Table, *dataset.Data) {
+func importedTable(t *testing.T) (*dynamo.Table, *doclib.DataSet) {
 	t.Helper()
 	srv := dynalitetest.Start(t)
 	tbl := &dynamo.Table{Client: srv.Client(t), Name: srv.TableName(t)}

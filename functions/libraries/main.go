@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/aws/apigw"
 	"github.com/doclib/doclib/shared/aws/lambdaapp"
 	"github.com/doclib/doclib/shared/backend/dynamo"
@@ -31,11 +32,11 @@ func newHandler(ctx context.Context, getenv func(string) string, log *slog.Logge
 	if err != nil {
 		return nil, err
 	}
-	keyLimit, err := settings.PerMinute(getenv, settings.EnvKeyLimit, httpapi.DefaultKeyLimit)
+	keyLimit, err := settings.PerMinute(getenv, settings.EnvKeyLimit, doclib.KeyLimit)
 	if err != nil {
 		return nil, err
 	}
-	ipLimit, err := settings.PerMinute(getenv, settings.EnvIPLimit, httpapi.DefaultIPLimit)
+	ipLimit, err := settings.PerMinute(getenv, settings.EnvIPLimit, doclib.IPLimit)
 	if err != nil {
 		return nil, err
 	}

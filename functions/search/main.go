@@ -1,6 +1,5 @@
-// Command search is the Lambda function behind API Gateway for the search
-// routes (httpapi.Routes of group "search"): the shared handler over the table,
-// searching OpenSearch with the embedder's query vectors.
+// Command search serves the search routes (httpapi.Routes, group "search")
+// behind API Gateway: the shared handler over the table and OpenSearch.
 package main
 
 import (
@@ -9,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/aws/apigw"
 	"github.com/doclib/doclib/shared/aws/lambdaapp"
 	"github.com/doclib/doclib/shared/backend/dynamo"
@@ -32,11 +32,11 @@ func newHandler(ctx context.Context, getenv func(string) string, log *slog.Logge
 	if err != nil {
 		return nil, err
 	}
-	keyLimit, err := settings.PerMinute(getenv, settings.EnvKeyLimit, httpapi.DefaultKeyLimit)
+	keyLimit, err := settings.PerMinute(getenv, settings.EnvKeyLimit, doclib.KeyLimit)
 	if err != nil {
 		return nil, err
 	}
-	ipLimit, err := settings.PerMinute(getenv, settings.EnvIPLimit, httpapi.DefaultIPLimit)
+	ipLimit, err := settings.PerMinute(getenv, settings.EnvIPLimit, doclib.IPLimit)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	doclib "github.com/doclib/doclib/shared"
 )
 
 // Search backends: the "search" context value. There is one today.
@@ -70,8 +72,8 @@ var Defaults = Config{
 	DomainVolumeGB:      100,
 	BedrockModel:        "amazon.titan-embed-text-v2:0",
 	EmbedDimensions:     1024,
-	KeyLimit:            100, // decisions.md
-	IPLimit:             300, // decisions.md
+	KeyLimit:            doclib.KeyLimit,
+	IPLimit:             doclib.IPLimit,
 	// Every customer stack shares the account's Region-wide API Gateway quota
 	// (10,000 requests per second, burst 5,000, by default) and its Lambda
 	// concurrency: one stage may take a tenth of the rate and two fifths of the

@@ -8,6 +8,7 @@ import (
 
 	"github.com/doclib/doclib/internal/apisuite"
 	"github.com/doclib/doclib/internal/apitest"
+	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/backend/memory"
 	"github.com/doclib/doclib/shared/httpapi"
 )
@@ -30,7 +31,7 @@ func localServer(t *testing.T, keyLimit, ipLimit int, window time.Duration) *htt
 // TestLocal runs the suite against the local server with the spec's limits
 // (the binary's defaults), the per-IP limit included.
 func TestLocal(t *testing.T) {
-	srv := localServer(t, httpapi.DefaultKeyLimit, httpapi.DefaultIPLimit, httpapi.DefaultWindow)
+	srv := localServer(t, doclib.KeyLimit, doclib.IPLimit, doclib.RateWindow)
 	apisuite.Run(t, apisuite.Target{Name: "local", URL: srv.URL, Client: &http.Client{Timeout: time.Minute},
 		CheckIPLimit: true})
 }
@@ -39,7 +40,7 @@ func TestLocal(t *testing.T) {
 // --ip-limit raise them, so that a key may spend a workspace's whole AI credit
 // within one window.
 func TestLocalHighLimits(t *testing.T) {
-	srv := localServer(t, 200, 2000, httpapi.DefaultWindow)
+	srv := localServer(t, 200, 2000, doclib.RateWindow)
 	apisuite.Run(t, apisuite.Target{Name: "local-high-limits", URL: srv.URL, Client: &http.Client{Timeout: time.Minute},
 		KeyLimit: 200, IPLimit: 2000, SpendCredit: true})
 }

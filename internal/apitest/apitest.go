@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
+	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/backend/localsearch"
 	"github.com/doclib/doclib/shared/backend/memory"
 	"github.com/doclib/doclib/shared/backend/offline"
-	"github.com/doclib/doclib/shared/data/dataset"
 	"github.com/doclib/doclib/shared/data/demo"
 	"github.com/doclib/doclib/shared/httpapi"
 	"github.com/doclib/doclib/shared/search"
@@ -26,7 +26,7 @@ import (
 
 // Service returns the demo data and the service over it, with search. now
 // may be nil (time.Now).
-func Service(now func() time.Time) (*dataset.Data, *service.Service, error) {
+func Service(now func() time.Time) (*doclib.DataSet, *service.Service, error) {
 	d, err := demo.Load()
 	if err != nil {
 		return nil, nil, err

@@ -10,14 +10,14 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/data/dataset"
 )
 
-// Bounds of the API's q (read-api.md; shared/httpapi/params.go), in characters
-// after trimming.
+// Bounds of the API's q, in characters after trimming.
 const (
-	MinQueryChars = 2
-	MaxQueryChars = 512
+	MinQueryChars = doclib.MinQueryLength
+	MaxQueryChars = doclib.MaxQueryLength
 )
 
 // APIKey is the secret of the one key of every evaluation data set. It sees
@@ -109,7 +109,7 @@ func (c *Collection) File() (*dataset.File, Mapping) {
 
 // Dataset returns the collection as a validated data set (File, through the
 // validator of dataset.Load), with the mapping of its document IDs.
-func (c *Collection) Dataset() (*dataset.Data, Mapping, error) {
+func (c *Collection) Dataset() (*doclib.DataSet, Mapping, error) {
 	f, m := c.File()
 	d, err := dataset.Validate(f)
 	if err != nil {

@@ -12,9 +12,9 @@ import (
 	"sync"
 	"time"
 
+	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/api"
 	"github.com/doclib/doclib/shared/backend/memory"
-	"github.com/doclib/doclib/shared/data/dataset"
 	"github.com/doclib/doclib/shared/httpapi"
 	"github.com/doclib/doclib/shared/search"
 	"github.com/doclib/doclib/shared/service"
@@ -35,7 +35,7 @@ type Engine struct {
 // builds it with --store memory --search embedded --no-rate-limits and the
 // given embedder and rules settings (zero values: the offline embedder and its
 // default rules).
-func NewHandler(ctx context.Context, d *dataset.Data, emb settings.Embedder, rules settings.Rules) (http.Handler, error) {
+func NewHandler(ctx context.Context, d *doclib.DataSet, emb settings.Embedder, rules settings.Rules) (http.Handler, error) {
 	e, err := NewEngine(ctx, d, emb, rules, nil)
 	if err != nil {
 		return nil, err
@@ -45,7 +45,7 @@ func NewHandler(ctx context.Context, d *dataset.Data, emb settings.Embedder, rul
 
 // NewEngine is NewHandler that also says which embedder and rules it runs, and
 // reports the embedding's progress (progress may be nil).
-func NewEngine(ctx context.Context, d *dataset.Data, emb settings.Embedder, rules settings.Rules, progress func(done, total int)) (*Engine, error) {
+func NewEngine(ctx context.Context, d *doclib.DataSet, emb settings.Embedder, rules settings.Rules, progress func(done, total int)) (*Engine, error) {
 	searcher, err := newSearcher(ctx, d, emb, rules, progress)
 	if err != nil {
 		return nil, err
@@ -59,7 +59,7 @@ func NewEngine(ctx context.Context, d *dataset.Data, emb settings.Embedder, rule
 
 // newSearcher builds the embedded search engine as cmd/doclib-server does for
 // --search embedded: both call settings.Rules.Local.
-func newSearcher(ctx context.Context, d *dataset.Data, emb settings.Embedder, rs settings.Rules, progress func(done, total int)) (*search.Searcher, error) {
+func newSearcher(ctx context.Context, d *doclib.DataSet, emb settings.Embedder, rs settings.Rules, progress func(done, total int)) (*search.Searcher, error) {
 	embedder, err := emb.Build(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("embedder: %w", err)
@@ -129,7 +129,7 @@ func Ask(ctx context.Context, h http.Handler, key, q string, m Mapping) (*Answer
 // the handler h with the key, scores doclib's answers and those of a BM25
 // over d's documents (the data set c.Dataset made, with its mapping m), and
 // reports both. Report.Index is left to the caller, who built h.
-func Run(ctx context.Context, h http.Handler, key string, c *Collection, d *dataset.Data, m Mapping, opts Options) (*Report, error) {
+func Run(ctx context.Context, h http.Handler, key string, c *Collection, d *doclib.DataSet, m Mapping, opts Options) (*Report, error) {
 	start := time.Now()
 	judged := c.Judged()
 	answers := make([]*Answer, len(judged))

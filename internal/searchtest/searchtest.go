@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/doclib/doclib/internal/fixture"
+	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/backend/offline"
 	"github.com/doclib/doclib/shared/data/dataset"
 	"github.com/doclib/doclib/shared/data/demo"
@@ -20,7 +21,7 @@ import (
 )
 
 // Factory builds a backend holding d, whose texts are embedded by e.
-type Factory func(t testing.TB, d *dataset.Data, e search.Embedder) search.Backend
+type Factory func(t testing.TB, d *doclib.DataSet, e search.Embedder) search.Backend
 
 // The fixture's workspace ws_a: every library, and the one-library scope.
 var (
@@ -32,10 +33,10 @@ var (
 type env struct {
 	t testing.TB
 	s *search.Searcher
-	d *dataset.Data
+	d *doclib.DataSet
 }
 
-func newEnv(t testing.TB, f Factory, d *dataset.Data) *env {
+func newEnv(t testing.TB, f Factory, d *doclib.DataSet) *env {
 	t.Helper()
 	e, err := offline.NewHashing(0, nil)
 	if err != nil {
@@ -53,7 +54,7 @@ func (v *env) search(text string, libs []string, f search.Filter, offset, limit 
 	return r
 }
 
-func fixtureData(t testing.TB) *dataset.Data {
+func fixtureData(t testing.TB) *doclib.DataSet {
 	t.Helper()
 	d, err := dataset.Validate(fixture.File())
 	if err != nil {
@@ -62,7 +63,7 @@ func fixtureData(t testing.TB) *dataset.Data {
 	return d
 }
 
-func demoData(t testing.TB) *dataset.Data {
+func demoData(t testing.TB) *doclib.DataSet {
 	t.Helper()
 	d, err := demo.Load()
 	if err != nil {
@@ -309,7 +310,7 @@ func fallback(t *testing.T, v *env) {
 	}
 }
 
-func docOf(d *dataset.Data, id string) *search.Doc {
+func docOf(d *doclib.DataSet, id string) *search.Doc {
 	for _, doc := range d.Documents {
 		if doc.ID == id {
 			return &search.Doc{ID: doc.ID, LibraryID: doc.LibraryID, Category: doc.Category, Tags: doc.Tags,

@@ -47,8 +47,8 @@ import (
 	"github.com/doclib/doclib/internal/iampolicy"
 	"github.com/doclib/doclib/internal/lambdaemu"
 	"github.com/doclib/doclib/internal/restapi"
+	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/backend/dynamo"
-	"github.com/doclib/doclib/shared/data/dataset"
 )
 
 // Options configure a stand-in.
@@ -59,7 +59,7 @@ type Options struct {
 	DynamoDB string
 	// Data is imported into the table before the API serves; nil imports
 	// nothing.
-	Data *dataset.Data
+	Data *doclib.DataSet
 	// Addr is where the API listens (127.0.0.1:0 when empty).
 	Addr string
 	// Logs receives the functions' and the stand-in's log lines (nil

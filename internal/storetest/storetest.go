@@ -17,7 +17,7 @@ import (
 )
 
 // Factory returns a store holding d.
-type Factory func(t testing.TB, d *dataset.Data) doclib.Store
+type Factory func(t testing.TB, d *doclib.DataSet) doclib.Store
 
 // Run runs the suite.
 func Run(t *testing.T, f Factory) {

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 
+	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/service"
 )
 
@@ -66,7 +67,7 @@ func (s *server) handleDocuments() http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
-		page, err := q.page(service.MaxPageSize)
+		page, err := q.page(doclib.MaxPageSize)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
@@ -116,7 +117,7 @@ func (s *server) handleSourceRecordings() http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
-		page, err := q.page(service.MaxRecordingsPageSize)
+		page, err := q.page(doclib.MaxRecordingsPageSize)
 		if err != nil {
 			s.writeError(w, r, err)
 			return

@@ -52,12 +52,12 @@ type options struct {
 	log *slog.Logger
 }
 
-func fixtureData(t testing.TB) *dataset.Data {
+func fixtureData(t testing.TB) *doclib.DataSet {
 	t.Helper()
 	return editedFixture(t, nil)
 }
 
-func editedFixture(t testing.TB, edit func(*dataset.File)) *dataset.Data {
+func editedFixture(t testing.TB, edit func(*dataset.File)) *doclib.DataSet {
 	t.Helper()
 	f := fixture.File()
 	if edit != nil {
@@ -80,7 +80,7 @@ type backends struct {
 	balance func(ws string) int64
 }
 
-func newBackends(t testing.TB, d *dataset.Data) backends {
+func newBackends(t testing.TB, d *doclib.DataSet) backends {
 	t.Helper()
 	if os.Getenv("DOCLIB_TEST_STORE") != "dynamodb" {
 		l := memory.NewLedger(d.Workspaces)
@@ -108,7 +108,7 @@ func newBackends(t testing.TB, d *dataset.Data) backends {
 
 // searchOptions wires search over d: the embedded engine with the offline
 // embedder unless o says otherwise.
-func searchOptions(t testing.TB, d *dataset.Data, o options, ledger doclib.Ledger) service.Option {
+func searchOptions(t testing.TB, d *doclib.DataSet, o options, ledger doclib.Ledger) service.Option {
 	t.Helper()
 	var e search.Embedder = o.embedder
 	if e == nil {
@@ -262,7 +262,7 @@ func (panicStore) DocumentsWithEdges(context.Context, []string) (map[string]*doc
 	panic("secret internal detail: table docs-prod at 10.0.0.7")
 }
 
-func memoryStoreFrom(d *dataset.Data) *memory.Store { return memory.New(d) }
+func memoryStoreFrom(d *doclib.DataSet) *memory.Store { return memory.New(d) }
 
 func TestMain(m *testing.M) {
 	code := m.Run()

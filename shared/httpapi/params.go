@@ -53,7 +53,7 @@ func queryProblem(err error) string {
 
 // page reads page and pageSize. A pageSize above maxSize is capped, not refused.
 func (q query) page(maxSize int) (service.Page, error) {
-	p := service.Page{Number: 1, Size: service.DefaultPageSize}
+	p := service.Page{Number: 1, Size: doclib.DefaultPageSize}
 	var err error
 	if v, ok := q["page"]; ok {
 		if p.Number, err = positive("page", v); err != nil {
@@ -106,7 +106,7 @@ func (q query) filter() (doclib.DocumentFilter, error) {
 }
 
 func (q query) traverse() (service.TraverseParams, error) {
-	tp := service.TraverseParams{Direction: service.DirectionBoth, Depth: 1, Label: q["label"]}
+	tp := service.TraverseParams{Direction: service.DirectionBoth, Depth: doclib.DefaultDepth, Label: q["label"]}
 	if v, ok := q["direction"]; ok {
 		switch v {
 		case service.DirectionOutgoing, service.DirectionIncoming, service.DirectionBoth:
@@ -118,19 +118,13 @@ func (q query) traverse() (service.TraverseParams, error) {
 	if v, ok := q["depth"]; ok {
 		d, err := strconv.Atoi(v)
 		// Digits only, as for page: strconv also takes "+2".
-		if err != nil || strings.TrimLeft(v, "0123456789") != "" || d < 1 || d > service.MaxDepth {
-			return tp, doclib.Errorf(doclib.EBadRequest, "The parameter depth must be a whole number from 1 to %d; got %q.", service.MaxDepth, v)
+		if err != nil || strings.TrimLeft(v, "0123456789") != "" || d < doclib.MinDepth || d > doclib.MaxDepth {
+			return tp, doclib.Errorf(doclib.EBadRequest, "The parameter depth must be a whole number from %d to %d; got %q.", doclib.MinDepth, doclib.MaxDepth, v)
 		}
 		tp.Depth = d
 	}
 	return tp, nil
 }
-
-// Bounds of q (read-api.md): 2 to 512 characters after trimming.
-const (
-	minQueryLength = 2
-	maxQueryLength = 512
-)
 
 // libraryIDPattern is the shape of a library ID; libraryId takes nothing else.
 var libraryIDPattern = regexp.MustCompile(`^lib_[A-Za-z0-9_-]{1,64}$`)
@@ -139,21 +133,21 @@ func (q query) search() (service.SearchParams, error) {
 	var sp service.SearchParams
 	text, ok := q["q"]
 	if !ok {
-		return sp, doclib.Errorf(doclib.EBadRequest, "The parameter q is required: the words to search for, 2 to %d characters, e.g. q=reset%%20password.", maxQueryLength)
+		return sp, doclib.Errorf(doclib.EBadRequest, "The parameter q is required: the words to search for, %d to %d characters, e.g. q=reset%%20password.", doclib.MinQueryLength, doclib.MaxQueryLength)
 	}
 	text = strings.TrimSpace(text)
 	switch n := utf8.RuneCountInString(text); {
-	case n < minQueryLength:
-		return sp, doclib.Errorf(doclib.EBadRequest, "The parameter q must be %d to %d characters after trimming spaces; got %d.", minQueryLength, maxQueryLength, n)
-	case n > maxQueryLength:
-		return sp, doclib.Errorf(doclib.EBadRequest, "The parameter q must be %d to %d characters; got %d. Shorten the query.", minQueryLength, maxQueryLength, n)
+	case n < doclib.MinQueryLength:
+		return sp, doclib.Errorf(doclib.EBadRequest, "The parameter q must be %d to %d characters after trimming spaces; got %d.", doclib.MinQueryLength, doclib.MaxQueryLength, n)
+	case n > doclib.MaxQueryLength:
+		return sp, doclib.Errorf(doclib.EBadRequest, "The parameter q must be %d to %d characters; got %d. Shorten the query.", doclib.MinQueryLength, doclib.MaxQueryLength, n)
 	}
 	sp.Query = text
 	if id, ok := q["libraryId"]; ok && !libraryIDPattern.MatchString(id) {
 		return sp, doclib.Errorf(doclib.EBadRequest, "The parameter libraryId must be a library ID such as lib_ops (from GET /libraries); slugs are not accepted here. Got %q.", id)
 	}
 	sp.Filter = search.Filter{LibraryID: q["libraryId"], Category: q["category"], Tag: q["tag"], Application: q["application"]}
-	page, err := q.page(service.MaxPageSize)
+	page, err := q.page(doclib.MaxPageSize)
 	if err != nil {
 		return sp, err
 	}

@@ -23,9 +23,9 @@ type Config struct {
 	Service *service.Service
 	// Limiter counts requests per key and per client IP. Nil disables limits.
 	Limiter  doclib.Limiter
-	KeyLimit int           // requests per window per key; default 100
-	IPLimit  int           // requests per window per client IP; default 300
-	Window   time.Duration // default one minute
+	KeyLimit int           // requests per window per key; default doclib.KeyLimit
+	IPLimit  int           // requests per window per client IP; default doclib.IPLimit
+	Window   time.Duration // default doclib.RateWindow
 	// Logger gets the access log and internal errors, each line with the
 	// request's ID as request_id (NewServer wraps its handler with
 	// doclib.LogHandler). Nil discards.
@@ -44,13 +44,6 @@ type Config struct {
 	Authenticate func(*http.Request) (*doclib.Principal, error)
 }
 
-// Defaults of the spec's limits.
-const (
-	DefaultKeyLimit = 100
-	DefaultIPLimit  = 300
-	DefaultWindow   = time.Minute
-)
-
 type server struct {
 	Config
 	mux *http.ServeMux
@@ -59,13 +52,13 @@ type server struct {
 // NewServer returns the API's handler.
 func NewServer(cfg Config) http.Handler {
 	if cfg.KeyLimit <= 0 {
-		cfg.KeyLimit = DefaultKeyLimit
+		cfg.KeyLimit = doclib.KeyLimit
 	}
 	if cfg.IPLimit <= 0 {
-		cfg.IPLimit = DefaultIPLimit
+		cfg.IPLimit = doclib.IPLimit
 	}
 	if cfg.Window <= 0 {
-		cfg.Window = DefaultWindow
+		cfg.Window = doclib.RateWindow
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))

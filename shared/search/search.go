@@ -48,16 +48,11 @@ type Doc struct {
 	labelIDs []uint32
 }
 
-// MoreActive orders documents most active first: recordingCount desc, lastSeen
-// desc, then id (decisions.md, as for the graph).
-func MoreActive(a, b *Doc) int {
-	if c := cmp.Compare(b.RecordingCount, a.RecordingCount); c != 0 {
-		return c
-	}
-	if c := b.LastSeen.Compare(a.LastSeen); c != 0 {
-		return c
-	}
-	return strings.Compare(a.ID, b.ID)
+// MoreActive is doclib.CompareActivity for search's documents.
+func MoreActive(a, b *Doc) int { return doclib.CompareActivity(a.activity(), b.activity()) }
+
+func (d *Doc) activity() doclib.Activity {
+	return doclib.Activity{RecordingCount: d.RecordingCount, LastSeen: d.LastSeen, ID: d.ID}
 }
 
 // Query is one search as a backend sees it: validated, embedded, inside scope.

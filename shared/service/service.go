@@ -18,16 +18,6 @@ import (
 	"github.com/doclib/doclib/shared/search"
 )
 
-// Caps and bounds of the spec.
-const (
-	DefaultPageSize       = 20
-	MaxPageSize           = 100
-	MaxRecordingsPageSize = 50
-	GraphMaxDocuments     = 2000
-	GraphMaxEdges         = 5000
-	MaxDepth              = 3
-)
-
 // Service answers the read API's questions for an authenticated principal.
 type Service struct {
 	store    doclib.Store
@@ -291,7 +281,7 @@ func (s *Service) Graph(ctx context.Context, p *doclib.Principal, ref string) (*
 	if err != nil {
 		return nil, err
 	}
-	docs, edges, truncated, err := s.store.Graph(ctx, lib.ID, GraphMaxDocuments, GraphMaxEdges)
+	docs, edges, truncated, err := s.store.Graph(ctx, lib.ID, doclib.GraphMaxDocuments, doclib.GraphMaxEdges)
 	if err != nil {
 		return nil, fmt.Errorf("service: graph of %s: %w", lib.ID, err)
 	}

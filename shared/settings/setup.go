@@ -15,12 +15,12 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/config"
 
+	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/backend/bedrock"
 	"github.com/doclib/doclib/shared/backend/localsearch"
 	"github.com/doclib/doclib/shared/backend/offline"
 	"github.com/doclib/doclib/shared/backend/openai"
 	"github.com/doclib/doclib/shared/backend/opensearch"
-	"github.com/doclib/doclib/shared/data/dataset"
 	"github.com/doclib/doclib/shared/search"
 )
 
@@ -244,7 +244,7 @@ func (o OpenSearch) Build(ctx context.Context, e search.Embedder) (*opensearch.B
 // doclib-server serves it: an embedder that learns from its corpus (the
 // offline one) is fitted to the documents first, and the rules are those of
 // the embedder that embeds the queries, with these overrides.
-func (r Rules) Local(ctx context.Context, d *dataset.Data, e search.Embedder, progress func(done, total int)) (*search.Searcher, error) {
+func (r Rules) Local(ctx context.Context, d *doclib.DataSet, e search.Embedder, progress func(done, total int)) (*search.Searcher, error) {
 	idx, err := localsearch.Build(ctx, d, e, localsearch.Options{Progress: progress, Fit: true})
 	if err != nil {
 		return nil, fmt.Errorf("build the search index: %w", err)

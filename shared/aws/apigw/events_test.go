@@ -26,7 +26,6 @@ import (
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/aws/apigw"
 	"github.com/doclib/doclib/shared/backend/memory"
-	"github.com/doclib/doclib/shared/data/dataset"
 	"github.com/doclib/doclib/shared/httpapi"
 	"github.com/doclib/doclib/shared/service"
 )
@@ -42,7 +41,7 @@ var now = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 // checked by the handler) and as the functions serve it behind API Gateway
 // (the authorizer checks the key, the handler trusts its context).
 type world struct {
-	data       *dataset.Data
+	data       *doclib.DataSet
 	svc        *service.Service
 	authorizer *apigw.Authorizer
 }
@@ -78,7 +77,7 @@ type sample struct {
 
 // samples lists the requests of events/: every route, and the errors that
 // only the handler can give behind the gateway.
-func samples(d *dataset.Data) []sample {
+func samples(d *doclib.DataSet) []sample {
 	doc := ""
 	for _, x := range d.Documents {
 		if x.LibraryID == "lib_it" && x.SharedRecordingCount > 0 && (doc == "" || x.ID < doc) {

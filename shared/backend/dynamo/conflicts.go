@@ -15,7 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/doclib/doclib/shared/data/dataset"
+	doclib "github.com/doclib/doclib/shared"
 )
 
 // maxListedProblems caps the problems a refusal lists, so that a data set
@@ -24,10 +24,10 @@ const maxListedProblems = 20
 
 // refused is an import refused before its first write: the data set is valid
 // on its own but cannot go into this table. reason says why, as a sentence
-// start ("the data set does not fit DynamoDB"). It is the *dataset.ValidationError
+// start ("the data set does not fit DynamoDB"). It is the *doclib.DataSetError
 // that dataset.Load returns for a data set wrong in itself.
-func refused(reason string, problems []string) *dataset.ValidationError {
-	e := &dataset.ValidationError{Reason: reason + ", nothing was written", Problems: problems}
+func refused(reason string, problems []string) *doclib.DataSetError {
+	e := &doclib.DataSetError{Reason: reason + ", nothing was written", Problems: problems}
 	if len(problems) > maxListedProblems {
 		e.Problems, e.More = problems[:maxListedProblems], len(problems)-maxListedProblems
 	}
@@ -55,7 +55,7 @@ type claim struct {
 //
 // Workspaces, devices, key listings, library items and slugs are keyed under
 // WS#<ws>: the same ID in two workspaces is two items, so they cannot clash.
-func claims(d *dataset.Data) []claim {
+func claims(d *doclib.DataSet) []claim {
 	out := make([]claim, 0, len(d.Documents)+len(d.Libraries)+len(d.APIKeys))
 	for _, doc := range d.Documents {
 		out = append(out, claim{pk: pkDocument(doc.ID), sk: skDocument, ws: doc.WorkspaceID, what: "document " + doc.ID})
@@ -87,7 +87,7 @@ type owner struct {
 // It reads with BatchGetItem, 100 keys a request, opt.Workers requests at a
 // time, strongly consistent so that an import finished a moment ago is seen.
 // Only the owner's attributes are returned.
-func (t *Table) checkOwnership(ctx context.Context, d *dataset.Data, opt ImportOptions) error {
+func (t *Table) checkOwnership(ctx context.Context, d *doclib.DataSet, opt ImportOptions) error {
 	cl := claims(d)
 	// One key per request at most: a batch with a key twice is refused.
 	seen := make(map[string]bool, len(cl))

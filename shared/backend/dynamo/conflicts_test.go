@@ -24,7 +24,7 @@ const auditSecret = "dlk_live_aaaaaaaaaaaa"
 
 // workspaceSet is a one-workspace data set: a device, a key, a library and a
 // document, with the IDs and secret given.
-func workspaceSet(t *testing.T, ws, key, secret, lib, doc, title string) *dataset.Data {
+func workspaceSet(t *testing.T, ws, key, secret, lib, doc, title string) *doclib.DataSet {
 	t.Helper()
 	const ts = `"2026-01-01T00:00:00Z"`
 	raw := fmt.Sprintf(`{
@@ -45,7 +45,7 @@ func workspaceSet(t *testing.T, ws, key, secret, lib, doc, title string) *datase
 }
 
 // manyDocs is workspaceSet with n documents, doc_0 to doc_<n-1>.
-func manyDocs(t *testing.T, n int, ws, key, secret, lib string) *dataset.Data {
+func manyDocs(t *testing.T, n int, ws, key, secret, lib string) *doclib.DataSet {
 	d := workspaceSet(t, ws, key, secret, lib, "doc_0", "D")
 	for i := 1; i < n; i++ {
 		doc := *d.Documents[0]
@@ -178,7 +178,7 @@ func TestReimportOfTheSameWorkspace(t *testing.T) {
 	// One file with both workspaces, doc_9 moved from ws_a to ws_b.
 	a := workspaceSet(t, "ws_a", "key_a2", auditSecret, "lib_a", "doc_8", "A8")
 	b := workspaceSet(t, "ws_b", "key_b", "dlk_live_bbbbbbbbbbbb", "lib_b", "doc_9", "B9")
-	both := &dataset.Data{Workspaces: append(a.Workspaces, b.Workspaces...), Devices: append(a.Devices, b.Devices...),
+	both := &doclib.DataSet{Workspaces: append(a.Workspaces, b.Workspaces...), Devices: append(a.Devices, b.Devices...),
 		APIKeys: append(a.APIKeys, b.APIKeys...), Libraries: append(a.Libraries, b.Libraries...), Documents: append(a.Documents, b.Documents...)}
 	_, err = tbl.Import(ctx, both, "g4", dynamo.ImportOptions{Prune: true})
 	if err == nil || !strings.Contains(err.Error(), "document doc_9 already belongs to workspace ws_a") || !strings.Contains(err.Error(), "to move it") {

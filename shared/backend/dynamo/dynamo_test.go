@@ -31,7 +31,7 @@ func newTable(t testing.TB) *dynamo.Table {
 }
 
 // imported returns a table holding d.
-func imported(t testing.TB, d *dataset.Data) *dynamo.Table {
+func imported(t testing.TB, d *doclib.DataSet) *dynamo.Table {
 	t.Helper()
 	tbl := newTable(t)
 	if _, err := tbl.Import(context.Background(), d, "g1", dynamo.ImportOptions{}); err != nil {
@@ -41,7 +41,7 @@ func imported(t testing.TB, d *dataset.Data) *dynamo.Table {
 }
 
 func TestStoreSuite(t *testing.T) {
-	storetest.Run(t, func(t testing.TB, d *dataset.Data) doclib.Store { return dynamo.NewStore(imported(t, d)) })
+	storetest.Run(t, func(t testing.TB, d *doclib.DataSet) doclib.Store { return dynamo.NewStore(imported(t, d)) })
 }
 
 func TestLibraryDocumentIDs(t *testing.T) {
@@ -65,7 +65,7 @@ func TestConsistentReads(t *testing.T) {
 	}
 	tbl := imported(t, d)
 	tbl.ConsistentRead = true
-	storetest.Run(t, func(testing.TB, *dataset.Data) doclib.Store { return dynamo.NewStore(tbl) })
+	storetest.Run(t, func(testing.TB, *doclib.DataSet) doclib.Store { return dynamo.NewStore(tbl) })
 	if _, err := tbl.Import(context.Background(), d, "g2", dynamo.ImportOptions{Prune: true}); err != nil {
 		t.Fatalf("prune reads the global index, which has no consistent reads: %v", err)
 	}

@@ -14,7 +14,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	doclib "github.com/doclib/doclib/shared"
-	"github.com/doclib/doclib/shared/data/dataset"
 )
 
 // Scan calls each with every item of the table, from segments parallel scans
@@ -54,8 +53,8 @@ func (t *Table) Scan(ctx context.Context, segments int, each func(item) error) e
 // devices, libraries, documents, edges and recordings, each ordered by ID. The
 // local server on DynamoDB builds its search index from it. Keys are not
 // exported: only their hashes are stored.
-func (t *Table) Export(ctx context.Context) (*dataset.Data, error) {
-	d := &dataset.Data{}
+func (t *Table) Export(ctx context.Context) (*doclib.DataSet, error) {
+	d := &doclib.DataSet{}
 	credit := map[string]int64{}
 	recs := map[string]*doclib.Recording{}
 	err := t.Scan(ctx, 4, func(it item) error {

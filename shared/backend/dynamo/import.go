@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -20,14 +21,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	doclib "github.com/doclib/doclib/shared"
-	"github.com/doclib/doclib/shared/backend/memory"
-	"github.com/doclib/doclib/shared/data/dataset"
-)
-
-// The graph caps the import precomputes graphs for (read-api.md, "Limits").
-const (
-	GraphMaxDocuments = 2000
-	GraphMaxEdges     = 5000
 )
 
 // Generation names an import: the first 16 hex digits of the SHA-256 of the
@@ -75,13 +68,14 @@ const (
 
 // Import writes a validated data set (the same dataset.Load as local mode, so a
 // file that local mode refuses never reaches the table). Derived values (label
-// lists and counts, each library's capped graph) are computed by the embedded
-// store's own code, so both backends answer alike. Before the first write,
-// every item is checked against DynamoDB's limits and every globally keyed ID
-// against the workspaces that hold it in the table; either refusal is a
-// *dataset.ValidationError, like dataset.Load's, and writes nothing. Writes are
-// batched, retried when unprocessed, and idempotent.
-func (t *Table) Import(ctx context.Context, d *dataset.Data, gen string, opt ImportOptions) (*ImportResult, error) {
+// lists and counts, each library's capped graph) are computed by the root
+// package's code, as for the embedded store, so both backends answer alike.
+// Before the first write, every item is checked against DynamoDB's limits and
+// every globally keyed ID against the workspaces that hold it in the table;
+// either refusal is a *doclib.DataSetError, like dataset.Load's, and
+// writes nothing. Writes are batched,
+// retried when unprocessed, and idempotent.
+func (t *Table) Import(ctx context.Context, d *doclib.DataSet, gen string, opt ImportOptions) (*ImportResult, error) {
 	start := time.Now()
 	if p := opt.Progress; p != nil { // the writers report concurrently: serialise
 		var mu sync.Mutex
@@ -93,10 +87,10 @@ func (t *Table) Import(ctx context.Context, d *dataset.Data, gen string, opt Imp
 	}
 	res := &ImportResult{Generation: gen, Workspaces: len(d.Workspaces), Libraries: len(d.Libraries),
 		Documents: len(d.Documents), Edges: len(d.Edges), Recordings: len(d.Recordings), Keys: len(d.APIKeys)}
-	mem := memory.New(d)
 	graphs := make(map[string][]item, len(d.Libraries))
+	docs, edges := byLibrary(d)
 	for _, l := range d.Libraries {
-		items, err := graphItems(ctx, mem, l, gen)
+		items, err := graphItems(l, docs[l.ID], edges[l.ID], gen)
 		if err != nil {
 			return nil, err
 		}
@@ -186,12 +180,31 @@ func report(opt ImportOptions, phase string, done, total int) {
 	}
 }
 
-// graphItems precomputes a library's capped graph with the embedded store.
-func graphItems(ctx context.Context, mem *memory.Store, l *doclib.Library, gen string) ([]item, error) {
-	docs, edges, truncated, err := mem.Graph(ctx, l.ID, GraphMaxDocuments, GraphMaxEdges)
-	if err != nil {
-		return nil, fmt.Errorf("dynamo: graph of %s: %w", l.ID, err)
+// byLibrary groups the documents and the edges inside each library in the
+// orders doclib.CapGraph takes.
+func byLibrary(d *doclib.DataSet) (docs map[string][]*doclib.Document, edges map[string][]*doclib.Edge) {
+	docs = make(map[string][]*doclib.Document, len(d.Libraries))
+	edges = make(map[string][]*doclib.Edge, len(d.Libraries))
+	for _, doc := range d.Documents {
+		docs[doc.LibraryID] = append(docs[doc.LibraryID], doc)
 	}
+	for _, e := range d.Edges {
+		if e.SourceLibraryID == e.TargetLibraryID {
+			edges[e.SourceLibraryID] = append(edges[e.SourceLibraryID], e)
+		}
+	}
+	for _, ds := range docs {
+		slices.SortFunc(ds, func(a, b *doclib.Document) int { return doclib.CompareActivity(a.Activity(), b.Activity()) })
+	}
+	for _, es := range edges {
+		slices.SortFunc(es, doclib.CompareEdges)
+	}
+	return docs, edges
+}
+
+// graphItems precomputes a library's capped graph, as every store caps it.
+func graphItems(l *doclib.Library, byActivity []*doclib.Document, libEdges []*doclib.Edge, gen string) ([]item, error) {
+	docs, edges, truncated := doclib.CapGraph(byActivity, libEdges, doclib.GraphMaxDocuments, doclib.GraphMaxEdges)
 	b := base{PK: pkLibrary(l.ID), WS: l.WorkspaceID, Gen: gen}
 	var chunks []graphChunk
 	cur, size := graphChunk{}, 0
@@ -224,7 +237,7 @@ func graphItems(ctx context.Context, mem *memory.Store, l *doclib.Library, gen s
 	}
 	flush()
 	var out []item
-	meta := graphMetaItem{base: b, Chunks: len(chunks), MaxDocs: GraphMaxDocuments, MaxEdges: GraphMaxEdges, Truncated: truncated}
+	meta := graphMetaItem{base: b, Chunks: len(chunks), MaxDocs: doclib.GraphMaxDocuments, MaxEdges: doclib.GraphMaxEdges, Truncated: truncated}
 	meta.SK = skGraphMeta
 	it, err := attributevalue.MarshalMap(meta)
 	if err != nil {
@@ -249,7 +262,7 @@ func graphItems(ctx context.Context, mem *memory.Store, l *doclib.Library, gen s
 
 // emitItems calls emit with every item of the data set, in a fixed order; what
 // names the item for messages.
-func emitItems(d *dataset.Data, graphs map[string][]item, gen string, emit func(it item, what string) error) error {
+func emitItems(d *doclib.DataSet, graphs map[string][]item, gen string, emit func(it item, what string) error) error {
 	put := func(v any, what string) error {
 		it, err := attributevalue.MarshalMap(v)
 		if err != nil {
@@ -523,7 +536,7 @@ func (t *Table) putCreditIfAbsent(ctx context.Context, ws string, credit int64) 
 // write. The workspace index is eventually consistent, so each delete is
 // conditional on the item still being of another generation: an item rewritten
 // a moment ago is never lost.
-func (t *Table) prune(ctx context.Context, d *dataset.Data, gen string, opt ImportOptions) (int, error) {
+func (t *Table) prune(ctx context.Context, d *doclib.DataSet, gen string, opt ImportOptions) (int, error) {
 	type stale struct{ pk, sk string }
 	var candidates []stale
 	for _, w := range d.Workspaces {

@@ -14,7 +14,7 @@ import (
 	"github.com/doclib/doclib/shared/data/dataset"
 )
 
-func validate(t *testing.T, f *dataset.File) *dataset.Data {
+func validate(t *testing.T, f *dataset.File) *doclib.DataSet {
 	t.Helper()
 	d, err := dataset.Validate(f)
 	if err != nil {

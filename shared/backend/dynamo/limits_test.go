@@ -17,7 +17,7 @@ import (
 
 // twoInstances returns two Tables on one table through two separate clients:
 // two Lambda instances, or two servers, sharing it.
-func twoInstances(t *testing.T, d *dataset.Data) (*dynamo.Table, *dynamo.Table) {
+func twoInstances(t *testing.T, d *doclib.DataSet) (*dynamo.Table, *dynamo.Table) {
 	t.Helper()
 	a := newTable(t)
 	if d != nil {

@@ -27,7 +27,6 @@ import (
 
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/analysis"
-	"github.com/doclib/doclib/shared/data/dataset"
 	"github.com/doclib/doclib/shared/search"
 )
 
@@ -111,7 +110,7 @@ type Options struct {
 // recording (shared, in a workspace not on the Individual plan) is embedded. With
 // Options.Fit, an embedder that learns from its corpus (search.Fitter) is first
 // fitted to the documents; Embedder returns the one queries must use.
-func Build(ctx context.Context, d *dataset.Data, e search.Embedder, opt Options) (*Index, error) {
+func Build(ctx context.Context, d *doclib.DataSet, e search.Embedder, opt Options) (*Index, error) {
 	workers := opt.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)

@@ -13,7 +13,6 @@ import (
 	"github.com/doclib/doclib/shared/analysis"
 	"github.com/doclib/doclib/shared/backend/localsearch"
 	"github.com/doclib/doclib/shared/backend/offline"
-	"github.com/doclib/doclib/shared/data/dataset"
 	"github.com/doclib/doclib/shared/search"
 )
 
@@ -35,12 +34,12 @@ func relevanceDir() string {
 // edits of a word of the corpus (checked here independently of the engine)
 // gets the fallback.
 func TestRandomLettersGetTheFallback(t *testing.T) {
-	sets := map[string]func(t *testing.T) *dataset.Data{
-		"demo": func(t *testing.T) *dataset.Data { d, _, _ := demoIndex(t); return d },
+	sets := map[string]func(t *testing.T) *doclib.DataSet{
+		"demo": func(t *testing.T) *doclib.DataSet { d, _, _ := demoIndex(t); return d },
 	}
 	for _, name := range []string{"cacm", "cisi", "med", "npl"} {
 		dir := filepath.Join(relevanceDir(), name)
-		sets[name] = func(t *testing.T) *dataset.Data {
+		sets[name] = func(t *testing.T) *doclib.DataSet {
 			if _, err := os.Stat(dir); err != nil {
 				t.Skipf("the %s collection is not at %s (set DOCLIB_RELEVANCE_DIR)", name, dir)
 			}
@@ -128,7 +127,7 @@ type nearOracle struct {
 	deletes map[string]bool
 }
 
-func newNearOracle(d *dataset.Data, r *search.Rules) *nearOracle {
+func newNearOracle(d *doclib.DataSet, r *search.Rules) *nearOracle {
 	o := &nearOracle{a: analysis.New(), rules: r, deletes: map[string]bool{}}
 	add := func(s string) {
 		o.a.Each(s, func(t analysis.Token) {

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/backend/localsearch"
 	"github.com/doclib/doclib/shared/backend/offline"
-	"github.com/doclib/doclib/shared/data/dataset"
 	"github.com/doclib/doclib/shared/data/demo"
 	"github.com/doclib/doclib/shared/search"
 )
@@ -133,7 +133,7 @@ func (ev evaluation) String() string {
 	return b.String()
 }
 
-func demoIndex(t testing.TB) (*dataset.Data, *offline.Hashing, *localsearch.Index) {
+func demoIndex(t testing.TB) (*doclib.DataSet, *offline.Hashing, *localsearch.Index) {
 	t.Helper()
 	d, err := demo.Load()
 	if err != nil {

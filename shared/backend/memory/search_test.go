@@ -9,14 +9,13 @@ import (
 
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/backend/memory"
-	"github.com/doclib/doclib/shared/data/dataset"
 	"github.com/doclib/doclib/shared/data/demo"
 )
 
 // bruteForce is the definition of the documents filter's search: a case-insensitive
 // substring of the title or of one content string, with the other filters, in
 // list order (updatedAt desc, then id).
-func bruteForce(d *dataset.Data, libraryID string, f doclib.DocumentFilter) []string {
+func bruteForce(d *doclib.DataSet, libraryID string, f doclib.DocumentFilter) []string {
 	var docs []*doclib.Document
 	needle := strings.ToLower(f.Search)
 	for _, doc := range d.Documents {

@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 
 	doclib "github.com/doclib/doclib/shared"
-	"github.com/doclib/doclib/shared/data/dataset"
 )
 
 // Store is an immutable snapshot of a data set. Replace swaps in a new snapshot
@@ -41,8 +40,8 @@ type library struct {
 	byCategory    map[string][]*document
 	byTag         map[string][]*document
 	byApplication map[string][]*document
-	// byActivity orders documents for the graph: RecordingCount desc, LastSeen desc, ID.
-	byActivity []*document
+	// byActivity orders documents for the graph (doclib.CompareActivity).
+	byActivity []*doclib.Document
 	// edges are the edges inside the library by Support desc, source, target.
 	edges []*doclib.Edge
 	// words indexes the text of byUpdated for the documents filter's search.
@@ -70,16 +69,16 @@ type document struct {
 }
 
 // New returns a store holding d.
-func New(d *dataset.Data) *Store {
+func New(d *doclib.DataSet) *Store {
 	s := &Store{}
 	s.Replace(d)
 	return s
 }
 
 // Replace swaps the store's contents for d.
-func (s *Store) Replace(d *dataset.Data) { s.snap.Store(build(d)) }
+func (s *Store) Replace(d *doclib.DataSet) { s.snap.Store(build(d)) }
 
-func build(d *dataset.Data) *snapshot {
+func build(d *doclib.DataSet) *snapshot {
 	sn := &snapshot{
 		keys:        make(map[doclib.KeyHash]*doclib.APIKey, len(d.APIKeys)),
 		workspaces:  make(map[string]*doclib.Workspace, len(d.Workspaces)),
@@ -116,7 +115,7 @@ func build(d *dataset.Data) *snapshot {
 	for _, doc := range sn.documents {
 		lib := sn.libraries[doc.LibraryID]
 		lib.byUpdated = append(lib.byUpdated, doc)
-		lib.byActivity = append(lib.byActivity, doc)
+		lib.byActivity = append(lib.byActivity, doc.Document)
 	}
 	for _, e := range d.Edges {
 		src, dst := sn.documents[e.SourceID], sn.documents[e.TargetID]
@@ -185,14 +184,8 @@ func (lib *library) index() {
 			lib.byApplication[a] = append(lib.byApplication[a], doc)
 		}
 	}
-	slices.SortFunc(lib.byActivity, func(a, b *document) int {
-		if a.RecordingCount != b.RecordingCount {
-			return b.RecordingCount - a.RecordingCount
-		}
-		if c := b.LastSeen.Compare(a.LastSeen); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID, b.ID)
+	slices.SortFunc(lib.byActivity, func(a, b *doclib.Document) int {
+		return doclib.CompareActivity(a.Activity(), b.Activity())
 	})
 	slices.SortFunc(lib.edges, doclib.CompareEdges)
 }
@@ -348,30 +341,7 @@ func (s *Store) Graph(_ context.Context, libraryID string, maxDocs, maxEdges int
 }
 
 func (lib *library) graph(maxDocs, maxEdges int) *graph {
-	n := min(len(lib.byActivity), maxDocs)
-	truncated := n < len(lib.byActivity)
-	docs := make([]*doclib.Document, n)
-	var kept map[string]bool
-	if truncated {
-		kept = make(map[string]bool, n)
-	}
-	for i, d := range lib.byActivity[:n] {
-		docs[i] = d.Document
-		if truncated {
-			kept[d.ID] = true
-		}
-	}
-	edges := make([]*doclib.Edge, 0, min(len(lib.edges), maxEdges))
-	for _, e := range lib.edges {
-		if truncated && (!kept[e.SourceID] || !kept[e.TargetID]) {
-			continue
-		}
-		if len(edges) == maxEdges {
-			truncated = true
-			break
-		}
-		edges = append(edges, e)
-	}
+	docs, edges, truncated := doclib.CapGraph(lib.byActivity, lib.edges, maxDocs, maxEdges)
 	return &graph{docs: docs, edges: edges, truncated: truncated}
 }
 

@@ -143,7 +143,7 @@ func TestReplaceIsAtomic(t *testing.T) {
 	wg.Wait()
 }
 
-func mustValidate(t *testing.T) *dataset.Data {
+func mustValidate(t *testing.T) *doclib.DataSet {
 	d, err := dataset.Validate(fixture.File())
 	if err != nil {
 		t.Fatal(err)

@@ -6,9 +6,8 @@ import (
 	"github.com/doclib/doclib/internal/storetest"
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/backend/memory"
-	"github.com/doclib/doclib/shared/data/dataset"
 )
 
 func TestStoreSuite(t *testing.T) {
-	storetest.Run(t, func(t testing.TB, d *dataset.Data) doclib.Store { return memory.New(d) })
+	storetest.Run(t, func(t testing.TB, d *doclib.DataSet) doclib.Store { return memory.New(d) })
 }

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	doclib "github.com/doclib/doclib/shared"
-	"github.com/doclib/doclib/shared/data/dataset"
 	"github.com/doclib/doclib/shared/search"
 )
 
@@ -274,7 +273,7 @@ func (b *Backend) Refresh(ctx context.Context) error {
 
 // ReindexData rebuilds the index from a data set embedded with e (see
 // Reindex), reporting progress in documents.
-func (b *Backend) ReindexData(ctx context.Context, d *dataset.Data, e search.Embedder, progress func(ReindexProgress)) (string, error) {
+func (b *Backend) ReindexData(ctx context.Context, d *doclib.DataSet, e search.Embedder, progress func(ReindexProgress)) (string, error) {
 	if b.embedder != "" && e.ID() != b.embedder {
 		return "", fmt.Errorf("opensearch: the backend is for embedder %q, not %q", b.embedder, e.ID())
 	}
@@ -285,7 +284,7 @@ func (b *Backend) ReindexData(ctx context.Context, d *dataset.Data, e search.Emb
 
 // DocsFromData builds the index documents of a data set with an embedder, in
 // batches: what a reindex loads. Readable recordings only (search.Readable).
-func DocsFromData(ctx context.Context, d *dataset.Data, e search.Embedder, batch int, yield func([]search.IndexDoc) error) error {
+func DocsFromData(ctx context.Context, d *doclib.DataSet, e search.Embedder, batch int, yield func([]search.IndexDoc) error) error {
 	// A document whose workspace is missing counts as on the Individual plan:
 	// privacy first, as the indexer and the embedded engine do.
 	plans := map[string]doclib.Plan{}

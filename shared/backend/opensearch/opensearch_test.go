@@ -507,7 +507,7 @@ func TestDocsFromDataWithoutItsWorkspace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &dataset.Data{
+	d := &doclib.DataSet{
 		Documents:  []*doclib.Document{{ID: "doc_x", LibraryID: "lib_x", WorkspaceID: "ws_gone", Title: "Reset a password"}},
 		Recordings: []*doclib.Recording{{ID: "rec_x", DocumentIDs: []string{"doc_x"}, Title: "a shared recording", Shared: true}},
 	}

@@ -125,7 +125,8 @@ func searchBody(q *search.Query, should []any) map[string]any {
 }
 
 // mostActiveBody is the fallback: the visible documents that pass f, most
-// active first (recordingCount desc, lastSeen desc, id), and how many.
+// active first (doclib.CompareActivity, written as OpenSearch sorts), and how
+// many.
 func mostActiveBody(q *search.Query, f search.Filter) map[string]any {
 	from, size := window(q.Offset, q.Limit)
 	return map[string]any{

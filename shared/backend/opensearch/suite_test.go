@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/doclib/doclib/internal/searchtest"
+	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/backend/opensearch"
-	"github.com/doclib/doclib/shared/data/dataset"
 	"github.com/doclib/doclib/shared/search"
 )
 
@@ -26,7 +26,7 @@ func TestSuiteOnARealCluster(t *testing.T) {
 	if url == "" {
 		t.Skip("set DOCLIB_TEST_OPENSEARCH_URL (and DOCLIB_TEST_OPENSEARCH_USER/PASSWORD if needed) to run the search suite on OpenSearch")
 	}
-	searchtest.Run(t, func(t testing.TB, d *dataset.Data, e search.Embedder) search.Backend {
+	searchtest.Run(t, func(t testing.TB, d *doclib.DataSet, e search.Embedder) search.Backend {
 		alias := fmt.Sprintf("doclib-test-%d-%d", time.Now().UnixNano(), aliases.Add(1))
 		b, err := opensearch.New(opensearch.Config{URL: url, Alias: alias, Dimensions: e.Dimensions(),
 			Username: os.Getenv("DOCLIB_TEST_OPENSEARCH_USER"), Password: os.Getenv("DOCLIB_TEST_OPENSEARCH_PASSWORD")})

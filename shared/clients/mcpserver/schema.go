@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/api"
 )
 
@@ -17,17 +18,9 @@ import (
 // before the handler runs, so a bad argument is refused as a tool error
 // without spending an API request (or an AI credit).
 
-// The API's limits (read-api.md, "Limits").
+// Defaults the API's limits (doclib's limits.go) do not hold.
 const (
-	queryMin       = 2
-	queryMax       = 512
-	pageSizeMax    = 100
-	recordingsMax  = 50
-	depthMin       = 1
-	depthMax       = 3
 	defaultPage    = 1
-	defaultSize    = 20
-	defaultDepth   = 1
 	defaultDirectn = "both"
 )
 
@@ -120,7 +113,7 @@ func length(p *jsonschema.Schema, min, max int) {
 // paging bounds the usual page and pageSize properties.
 func paging(p map[string]*jsonschema.Schema, maxSize int) {
 	bounds(p["page"], 1, 0, defaultPage)
-	bounds(p["pageSize"], 1, maxSize, defaultSize)
+	bounds(p["pageSize"], 1, maxSize, doclib.DefaultPageSize)
 }
 
 func ptr[T any](v T) *T { return &v }

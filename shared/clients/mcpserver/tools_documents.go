@@ -9,6 +9,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/api"
 	"github.com/doclib/doclib/shared/clients/client"
 	"github.com/doclib/doclib/shared/clients/render"
@@ -74,7 +75,7 @@ Use it to browse a library, or to find documents when search is unavailable. Rea
 		Annotations: readOnly("List a library's documents"),
 		InputSchema: inputSchema[listDocumentsInput](func(p map[string]*jsonschema.Schema) {
 			p["library"].MinLength = ptr(1)
-			paging(p, pageSizeMax)
+			paging(p, doclib.MaxPageSize)
 		}),
 		OutputSchema: outputSchema[listDocumentsOutput](),
 	}, t.listDocuments)

@@ -8,6 +8,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/api"
 	"github.com/doclib/doclib/shared/clients/client"
 	"github.com/doclib/doclib/shared/clients/render"
@@ -57,7 +58,7 @@ Use it to answer "what comes next / before / instead" and to plan a sequence of 
 			p["id"].MinLength = ptr(1)
 			p["direction"].Enum = []any{"outgoing", "incoming", "both"}
 			p["direction"].Default = []byte(`"` + defaultDirectn + `"`)
-			bounds(p["depth"], depthMin, depthMax, defaultDepth)
+			bounds(p["depth"], doclib.MinDepth, doclib.MaxDepth, doclib.DefaultDepth)
 		}),
 		OutputSchema: outputSchema[traverseOutput](),
 	}, t.traverse)

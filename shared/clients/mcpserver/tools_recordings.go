@@ -8,6 +8,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/api"
 	"github.com/doclib/doclib/shared/clients/client"
 	"github.com/doclib/doclib/shared/clients/render"
@@ -30,7 +31,7 @@ Needs recording-details access on the API key; without it the call fails with fo
 		Annotations: readOnly("Read the recordings behind a document"),
 		InputSchema: inputSchema[recordingsInput](func(p map[string]*jsonschema.Schema) {
 			p["id"].MinLength = ptr(1)
-			paging(p, recordingsMax)
+			paging(p, doclib.MaxRecordingsPageSize)
 		}),
 		OutputSchema: outputSchema[api.SourceRecordings](),
 	}, t.sourceRecordings)

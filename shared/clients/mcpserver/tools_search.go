@@ -8,6 +8,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/api"
 	"github.com/doclib/doclib/shared/clients/client"
 	"github.com/doclib/doclib/shared/clients/render"
@@ -66,8 +67,8 @@ If lowConfidence is true, nothing matched well: the hits are the most active doc
 Read a hit in full with get_document before relying on it: the document's content is authoritative, the excerpt is not.`,
 		Annotations: readOnly("Search documents"),
 		InputSchema: inputSchema[searchInput](func(p map[string]*jsonschema.Schema) {
-			length(p["query"], queryMin, queryMax)
-			paging(p, pageSizeMax)
+			length(p["query"], doclib.MinQueryLength, doclib.MaxQueryLength)
+			paging(p, doclib.MaxPageSize)
 		}),
 		OutputSchema: outputSchema[searchOutput](),
 	}, t.search)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/api"
 )
 
@@ -15,7 +16,8 @@ func GraphTree(w io.Writer, g *api.Graph) {
 	fmt.Fprintf(w, "%d %s and %d %s, most active first.\n", len(g.Documents), plural(len(g.Documents), "document", "documents"),
 		len(g.Edges), plural(len(g.Edges), "edge", "edges"))
 	if g.Truncated {
-		fmt.Fprintln(w, "Truncated: the API sends at most 2000 documents and 5000 edges, the most active first; the rest of the library is not shown.")
+		fmt.Fprintf(w, "Truncated: the API sends at most %d documents and %d edges, the most active first; the rest of the library is not shown.\n",
+			doclib.GraphMaxDocuments, doclib.GraphMaxEdges)
 	}
 	out := map[string][]api.GraphEdge{}
 	for _, e := range g.Edges {
@@ -42,7 +44,8 @@ func GraphTree(w io.Writer, g *api.Graph) {
 func GraphDOT(w io.Writer, g *api.Graph, name string) {
 	fmt.Fprintf(w, "digraph %s {\n", DOTQuote(name))
 	if g.Truncated {
-		fmt.Fprintln(w, "  // Truncated by the API's cap: 2000 documents and 5000 edges, the most active first.")
+		fmt.Fprintf(w, "  // Truncated by the API's cap: %d documents and %d edges, the most active first.\n",
+			doclib.GraphMaxDocuments, doclib.GraphMaxEdges)
 	}
 	fmt.Fprintln(w, "  rankdir=LR;")
 	fmt.Fprintln(w, `  node [shape=box, style=rounded];`)

@@ -19,60 +19,15 @@ import (
 	doclib "github.com/doclib/doclib/shared"
 )
 
-// Data is a validated data set in domain form, with every derived value computed:
-// documents' RecordingCount, libraries' counts and label lists, edges' titles and
-// libraries, content in template order.
-type Data struct {
-	Workspaces []*doclib.Workspace
-	Devices    []*doclib.Device
-	APIKeys    []*doclib.APIKey
-	Libraries  []*doclib.Library
-	Documents  []*doclib.Document
-	Edges      []*doclib.Edge
-	Recordings []*doclib.Recording
-}
-
 // maxProblems bounds how many problems one rejection lists.
 const maxProblems = 25
 
-// ValidationError lists the problems that made a data set unacceptable, whole:
-// Load's for a data set wrong in itself, and an importer's (dynamo) for one that
-// cannot go into its store. One type, so that a caller tells a refused data set
-// from a failure by one errors.As, whichever step refused it. Each problem names
-// the item, e.g. `documents[3] (doc_x): libraryId "lib_y" does not exist`.
-type ValidationError struct {
-	// Reason starts the message: what refused the data set and that nothing
-	// changed ("the data set does not fit DynamoDB, nothing was written"). ""
-	// is Load's "data set rejected, nothing was loaded".
-	Reason   string
-	Problems []string
-	// More counts problems found beyond those listed.
-	More int
-}
-
-func (e *ValidationError) Error() string {
-	var b strings.Builder
-	reason := e.Reason
-	if reason == "" {
-		reason = "data set rejected, nothing was loaded"
-	}
-	n := len(e.Problems) + e.More
-	fmt.Fprintf(&b, "%s: %d problem", reason, n)
-	if n != 1 {
-		b.WriteString("s")
-	}
-	for _, p := range e.Problems {
-		b.WriteString("\n  - ")
-		b.WriteString(p)
-	}
-	if e.More > 0 {
-		fmt.Fprintf(&b, "\n  ... and %d more", e.More)
-	}
-	return b.String()
-}
+// ValidationError lists the problems that made a data set unacceptable,
+// whole: the root's DataSetError, which the DynamoDB import returns too.
+type ValidationError = doclib.DataSetError
 
 // LoadFile reads and validates a data-set file.
-func LoadFile(path string) (*Data, error) {
+func LoadFile(path string) (*doclib.DataSet, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("dataset: %w", err)
@@ -93,7 +48,7 @@ func LoadFile(path string) (*Data, error) {
 // (decode.go): a 300 MB file is never held whole in memory, and an item with a
 // wrong type or an unknown field is reported with its array, index and ID while
 // the rest of the file is still checked.
-func Load(r io.Reader) (*Data, error) {
+func Load(r io.Reader) (*doclib.DataSet, error) {
 	v := &validator{}
 	var f File
 	if fatal := decodeFile(r, v, &f); fatal != "" {
@@ -355,27 +310,62 @@ func (v *validator) nonNegative(item, field string, n int) {
 	}
 }
 
-// Validate checks a decoded file as a whole and builds its domain form.
+// Validate checks a decoded file as a whole and builds the domain's DataSet.
+// Each kind of item is checked in turn, in the file's order of reference: a
+// kind refers only to kinds checked before it.
 //
 // A problem that follows from another (a document of a missing library has no
 // workspace, a template with two sections of one key cannot check content) is not
 // reported: the message would point at the wrong fix.
-func Validate(f *File) (*Data, error) {
+func Validate(f *File) (*doclib.DataSet, error) {
 	v := &validator{}
-	d := &Data{
-		Workspaces: make([]*doclib.Workspace, 0, len(f.Workspaces)),
-		Devices:    make([]*doclib.Device, 0, len(f.Devices)),
-		APIKeys:    make([]*doclib.APIKey, 0, len(f.APIKeys)),
-		Libraries:  make([]*doclib.Library, 0, len(f.Libraries)),
-		Documents:  make([]*doclib.Document, 0, len(f.Documents)),
-		Edges:      make([]*doclib.Edge, 0, len(f.Edges)),
-		Recordings: make([]*doclib.Recording, 0, len(f.Recordings)),
+	r := &refs{
+		workspaces: map[string]*doclib.Workspace{},
+		devices:    map[string]*doclib.Device{},
+		libraries:  map[string]*doclib.Library{},
+		schemaOK:   map[string]bool{},
+		documents:  map[string]*doclib.Document{},
 	}
+	d := &doclib.DataSet{}
+	d.Workspaces = v.workspaces(f.Workspaces, r)
+	d.Devices = v.devices(f.Devices, r)
+	d.Libraries = v.libraries(f.Libraries, r)
+	d.APIKeys = v.apiKeys(f.APIKeys, r)
+	d.Documents = v.documents(f.Documents, r)
+	d.Edges = v.edges(f.Edges, r)
+	d.Recordings = v.recordings(f.Recordings, r)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	derive(d, r.libraries)
+	v.libraryLabels(d.Libraries)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
 
-	workspaces := map[string]*doclib.Workspace{}
-	for i, w := range f.Workspaces {
+// refs are the items checked so far, by ID, for later kinds to refer to. The
+// first item of an ID is the one referred to; a later one is a problem.
+type refs struct {
+	workspaces map[string]*doclib.Workspace
+	devices    map[string]*doclib.Device
+	libraries  map[string]*doclib.Library
+	schemaOK   map[string]bool // libraries whose template can check content
+	documents  map[string]*doclib.Document
+}
+
+// differ tells whether two workspaces are different ones, which only counts
+// when both exist: a missing one is a problem of its own.
+func (r *refs) differ(a, b string) bool {
+	return a != b && r.workspaces[a] != nil && r.workspaces[b] != nil
+}
+
+func (v *validator) workspaces(in []Workspace, r *refs) []*doclib.Workspace {
+	out := make([]*doclib.Workspace, 0, len(in))
+	for i, w := range in {
 		item := itemName("workspaces", i, w.shownID())
-		if v.id(item, "id", "ws_", w.ID) && workspaces[w.ID] != nil {
+		if v.id(item, "id", "ws_", w.ID) && r.workspaces[w.ID] != nil {
 			v.add(item, "id %q is used twice", w.ID)
 		}
 		v.text(item, "name", w.Name, maxNameChars)
@@ -386,68 +376,48 @@ func Validate(f *File) (*Data, error) {
 		}
 		ws := &doclib.Workspace{ID: w.ID, Name: w.Name, Plan: doclib.Plan(w.Plan), AICredit: w.AICredit,
 			OwnProviderKey: w.OwnProviderKey, Subscription: w.Subscription}
-		if workspaces[w.ID] == nil {
-			workspaces[w.ID] = ws
+		if r.workspaces[w.ID] == nil {
+			r.workspaces[w.ID] = ws
 		}
-		d.Workspaces = append(d.Workspaces, ws)
+		out = append(out, ws)
 	}
-	// differ tells whether two workspaces are different ones, which only counts
-	// when both exist: a missing one is a problem of its own.
-	differ := func(a, b string) bool { return a != b && workspaces[a] != nil && workspaces[b] != nil }
+	return out
+}
 
-	devices := map[string]*doclib.Device{}
-	for i, dv := range f.Devices {
+func (v *validator) devices(in []Device, r *refs) []*doclib.Device {
+	out := make([]*doclib.Device, 0, len(in))
+	for i, dv := range in {
 		item := itemName("devices", i, dv.shownID())
-		if v.id(item, "id", "dev_", dv.ID) && devices[dv.ID] != nil {
+		if v.id(item, "id", "dev_", dv.ID) && r.devices[dv.ID] != nil {
 			v.add(item, "id %q is used twice", dv.ID)
 		}
-		if workspaces[dv.WorkspaceID] == nil {
+		if r.workspaces[dv.WorkspaceID] == nil {
 			v.add(item, "workspaceId %s does not exist in workspaces", clipQuote(dv.WorkspaceID))
 		}
 		v.enum(item, "status", dv.Status, doclib.DeviceActive, doclib.DeviceRemoved, doclib.DeviceArchived)
 		dev := &doclib.Device{ID: dv.ID, WorkspaceID: dv.WorkspaceID, Status: dv.Status}
-		if devices[dv.ID] == nil {
-			devices[dv.ID] = dev
+		if r.devices[dv.ID] == nil {
+			r.devices[dv.ID] = dev
 		}
-		d.Devices = append(d.Devices, dev)
+		out = append(out, dev)
 	}
+	return out
+}
 
-	libraries := map[string]*doclib.Library{}
-	schemaOK := map[string]bool{}    // libraries whose template can check content
+func (v *validator) libraries(in []Library, r *refs) []*doclib.Library {
+	out := make([]*doclib.Library, 0, len(in))
 	slugOwner := map[string]string{} // workspace + "/" + slug -> library ID
-	for i, l := range f.Libraries {
+	for i, l := range in {
 		item := itemName("libraries", i, l.shownID())
-		if v.id(item, "id", "lib_", l.ID) && libraries[l.ID] != nil {
+		if v.id(item, "id", "lib_", l.ID) && r.libraries[l.ID] != nil {
 			v.add(item, "id %q is used twice", l.ID)
 		}
-		if workspaces[l.WorkspaceID] == nil {
+		if r.workspaces[l.WorkspaceID] == nil {
 			v.add(item, "workspaceId %s does not exist in workspaces", clipQuote(l.WorkspaceID))
 		}
 		v.text(item, "name", l.Name, maxNameChars)
 		v.maxChars(item, "description", l.Description, maxDescriptionChars)
-		if len(l.PreviousSlugs) > maxPreviousSlugs {
-			v.add(item, "previousSlugs has %d slugs; at most %d are allowed", len(l.PreviousSlugs), maxPreviousSlugs)
-		}
-		for j, s := range append([]string{l.Slug}, l.PreviousSlugs...) {
-			field := "slug"
-			if j > 0 {
-				field = fmt.Sprintf("previousSlugs[%d]", j-1)
-			}
-			if !slugRE.MatchString(s) || len(s) > 100 {
-				v.add(item, "%s %s must be 1 to 100 lowercase letters, digits and single hyphens, like \"it-operations\"", field, clipQuote(s))
-				continue
-			}
-			k := l.WorkspaceID + "/" + s
-			if owner, ok := slugOwner[k]; ok {
-				if owner == l.ID {
-					v.add(item, "%s %q is listed twice", field, s)
-				} else {
-					v.add(item, "%s %q is already a slug of library %s in the same workspace", field, s, owner)
-				}
-				continue
-			}
-			slugOwner[k] = l.ID
-		}
+		v.librarySlugs(item, l, slugOwner)
 		created, cok := v.time(item, "createdAt", l.CreatedAt)
 		updated, uok := v.time(item, "updatedAt", l.UpdatedAt)
 		v.ordered(item, "createdAt", l.CreatedAt, created, cok, "updatedAt", l.UpdatedAt, updated, uok)
@@ -455,76 +425,121 @@ func Validate(f *File) (*Data, error) {
 		lib := &doclib.Library{ID: l.ID, WorkspaceID: l.WorkspaceID, Name: l.Name, Slug: l.Slug,
 			PreviousSlugs: nonNil(l.PreviousSlugs), Description: l.Description,
 			CreatedAt: created, UpdatedAt: updated, Schema: schema}
-		if libraries[l.ID] == nil {
-			libraries[l.ID] = lib
-			schemaOK[l.ID] = ok
+		if r.libraries[l.ID] == nil {
+			r.libraries[l.ID] = lib
+			r.schemaOK[l.ID] = ok
 		}
-		d.Libraries = append(d.Libraries, lib)
+		out = append(out, lib)
 	}
+	return out
+}
 
-	for i, k := range f.APIKeys {
+// librarySlugs checks a library's slug and earlier slugs, which must be unique
+// within its workspace: any of them resolves to the library.
+func (v *validator) librarySlugs(item string, l Library, slugOwner map[string]string) {
+	if len(l.PreviousSlugs) > maxPreviousSlugs {
+		v.add(item, "previousSlugs has %d slugs; at most %d are allowed", len(l.PreviousSlugs), maxPreviousSlugs)
+	}
+	for j, s := range append([]string{l.Slug}, l.PreviousSlugs...) {
+		field := "slug"
+		if j > 0 {
+			field = fmt.Sprintf("previousSlugs[%d]", j-1)
+		}
+		if !slugRE.MatchString(s) || len(s) > 100 {
+			v.add(item, "%s %s must be 1 to 100 lowercase letters, digits and single hyphens, like \"it-operations\"", field, clipQuote(s))
+			continue
+		}
+		k := l.WorkspaceID + "/" + s
+		if owner, ok := slugOwner[k]; ok {
+			if owner == l.ID {
+				v.add(item, "%s %q is listed twice", field, s)
+			} else {
+				v.add(item, "%s %q is already a slug of library %s in the same workspace", field, s, owner)
+			}
+			continue
+		}
+		slugOwner[k] = l.ID
+	}
+}
+
+func (v *validator) apiKeys(in []APIKey, r *refs) []*doclib.APIKey {
+	out := make([]*doclib.APIKey, 0, len(in))
+	for i, k := range in {
 		item := itemName("apiKeys", i, k.shownID())
 		v.id(item, "id", "key_", k.ID)
-		if workspaces[k.WorkspaceID] == nil {
+		if r.workspaces[k.WorkspaceID] == nil {
 			v.add(item, "workspaceId %s does not exist in workspaces", clipQuote(k.WorkspaceID))
 		}
-		if dev := devices[k.DeviceID]; dev == nil {
+		if dev := r.devices[k.DeviceID]; dev == nil {
 			v.add(item, "deviceId %s does not exist in devices", clipQuote(k.DeviceID))
-		} else if differ(dev.WorkspaceID, k.WorkspaceID) {
+		} else if r.differ(dev.WorkspaceID, k.WorkspaceID) {
 			v.add(item, "deviceId %q belongs to workspace %s, not %s", k.DeviceID, dev.WorkspaceID, k.WorkspaceID)
 		}
 		// Characters, not bytes, as the format says; and any white space, not only ASCII's.
 		if n := utf8.RuneCountInString(k.Secret); n < 16 {
 			v.add(item, "secret must be at least 16 characters with no white space; it has %d", n)
 		} else if j := strings.IndexFunc(k.Secret, unicode.IsSpace); j >= 0 {
-			r, _ := utf8.DecodeRuneInString(k.Secret[j:])
-			v.add(item, "secret must be at least 16 characters with no white space; it holds %U", r)
+			ch, _ := utf8.DecodeRuneInString(k.Secret[j:])
+			v.add(item, "secret must be at least 16 characters with no white space; it holds %U", ch)
 		}
 		key := &doclib.APIKey{ID: k.ID, WorkspaceID: k.WorkspaceID, DeviceID: k.DeviceID,
 			Hash: doclib.HashKey(k.Secret), RecordingDetails: k.RecordingDetails}
-		stars := 0
-		for _, id := range k.Libraries {
-			if id == "*" {
-				stars++
-			}
-		}
-		switch {
-		case len(k.Libraries) == 0:
-			v.add(item, `libraries is empty; list library IDs or ["*"] for every library of the workspace`)
-		case stars == len(k.Libraries) && stars > 1:
-			v.add(item, `libraries lists "*" %d times; use ["*"] alone for every library`, stars)
-		case stars == 1 && len(k.Libraries) == 1:
-			key.AllLibraries = true // Libraries stays nil: it is never served, and means nothing then
-		case len(k.Libraries) > maxKeyLibraries:
-			v.add(item, "libraries lists %d libraries; at most %d are allowed (use [\"*\"] for every library of the workspace)", len(k.Libraries), maxKeyLibraries)
-		default:
-			if stars > 0 {
-				v.add(item, `libraries mixes "*" with library IDs; use ["*"] alone for every library`)
-			}
-			seen := map[string]bool{}
-			for _, id := range k.Libraries {
-				lib := libraries[id]
-				switch {
-				case id == "*":
-				case seen[id]:
-					v.add(item, "libraries lists %s twice", clipQuote(id))
-				case lib == nil:
-					v.add(item, "libraries lists %s, which does not exist in libraries", clipQuote(id))
-				case differ(lib.WorkspaceID, k.WorkspaceID):
-					v.add(item, "libraries lists %q, which belongs to workspace %s, not %s", id, lib.WorkspaceID, k.WorkspaceID)
-				}
-				seen[id] = true
-			}
-			key.Libraries = nonNil(k.Libraries)
-		}
+		v.keyScope(item, k, key, r)
 		if k.ExpiresAt != "" {
 			key.ExpiresAt, _ = v.time(item, "expiresAt", k.ExpiresAt)
 		}
-		d.APIKeys = append(d.APIKeys, key)
+		out = append(out, key)
 	}
+	v.uniqueKeys(out)
+	return out
+}
+
+// keyScope checks a key's libraries and sets its scope: ["*"] alone for every
+// library of the workspace, or library IDs of that workspace.
+func (v *validator) keyScope(item string, k APIKey, key *doclib.APIKey, r *refs) {
+	stars := 0
+	for _, id := range k.Libraries {
+		if id == "*" {
+			stars++
+		}
+	}
+	switch {
+	case len(k.Libraries) == 0:
+		v.add(item, `libraries is empty; list library IDs or ["*"] for every library of the workspace`)
+	case stars == len(k.Libraries) && stars > 1:
+		v.add(item, `libraries lists "*" %d times; use ["*"] alone for every library`, stars)
+	case stars == 1 && len(k.Libraries) == 1:
+		key.AllLibraries = true // Libraries stays nil: it is never served, and means nothing then
+	case len(k.Libraries) > maxKeyLibraries:
+		v.add(item, "libraries lists %d libraries; at most %d are allowed (use [\"*\"] for every library of the workspace)", len(k.Libraries), maxKeyLibraries)
+	default:
+		if stars > 0 {
+			v.add(item, `libraries mixes "*" with library IDs; use ["*"] alone for every library`)
+		}
+		seen := map[string]bool{}
+		for _, id := range k.Libraries {
+			lib := r.libraries[id]
+			switch {
+			case id == "*":
+			case seen[id]:
+				v.add(item, "libraries lists %s twice", clipQuote(id))
+			case lib == nil:
+				v.add(item, "libraries lists %s, which does not exist in libraries", clipQuote(id))
+			case r.differ(lib.WorkspaceID, k.WorkspaceID):
+				v.add(item, "libraries lists %q, which belongs to workspace %s, not %s", id, lib.WorkspaceID, k.WorkspaceID)
+			}
+			seen[id] = true
+		}
+		key.Libraries = nonNil(k.Libraries)
+	}
+}
+
+// uniqueKeys checks, once every key is read, that no two share an ID or a
+// secret: a key is found by its secret's hash.
+func (v *validator) uniqueKeys(keys []*doclib.APIKey) {
 	keyIDs := map[string]string{}
 	hashes := map[doclib.KeyHash]string{}
-	for i, k := range d.APIKeys {
+	for i, k := range keys {
 		item := itemName("apiKeys", i, shown(k.ID))
 		if _, ok := keyIDs[k.ID]; ok && k.ID != "" {
 			v.add(item, "id %q is used twice", k.ID)
@@ -535,16 +550,18 @@ func Validate(f *File) (*Data, error) {
 		}
 		hashes[k.Hash] = k.ID
 	}
+}
 
-	documents := map[string]*doclib.Document{}
+func (v *validator) documents(in []Document, r *refs) []*doclib.Document {
+	out := make([]*doclib.Document, 0, len(in))
 	docSlugs := map[string]string{} // library + "/" + slug -> document ID
-	for i := range f.Documents {
-		doc := &f.Documents[i]
+	for i := range in {
+		doc := &in[i]
 		item := itemName("documents", i, doc.shownID())
-		if v.id(item, "id", "doc_", doc.ID) && documents[doc.ID] != nil {
+		if v.id(item, "id", "doc_", doc.ID) && r.documents[doc.ID] != nil {
 			v.add(item, "id %q is used twice", doc.ID)
 		}
-		lib := libraries[doc.LibraryID]
+		lib := r.libraries[doc.LibraryID]
 		if lib == nil {
 			v.add(item, "libraryId %s does not exist in libraries", clipQuote(doc.LibraryID))
 		}
@@ -558,33 +575,39 @@ func Validate(f *File) (*Data, error) {
 		v.text(item, "title", doc.Title, maxTitleChars)
 		v.text(item, "category", doc.Category, maxLabelChars)
 		v.nonNegative(item, "deviceCount", doc.DeviceCount)
-		out := &doclib.Document{ID: doc.ID, LibraryID: doc.LibraryID, Slug: doc.Slug, Title: doc.Title,
+		d := &doclib.Document{ID: doc.ID, LibraryID: doc.LibraryID, Slug: doc.Slug, Title: doc.Title,
 			Category: doc.Category, Tags: v.labels(item, "tags", doc.Tags),
 			Applications: v.labels(item, "applications", doc.Applications), DeviceCount: doc.DeviceCount}
 		var fok, lok, cok, uok bool
-		out.FirstSeen, fok = v.time(item, "firstSeen", doc.FirstSeen)
-		out.LastSeen, lok = v.time(item, "lastSeen", doc.LastSeen)
-		out.CreatedAt, cok = v.time(item, "createdAt", doc.CreatedAt)
-		out.UpdatedAt, uok = v.time(item, "updatedAt", doc.UpdatedAt)
-		v.ordered(item, "firstSeen", doc.FirstSeen, out.FirstSeen, fok, "lastSeen", doc.LastSeen, out.LastSeen, lok)
-		v.ordered(item, "createdAt", doc.CreatedAt, out.CreatedAt, cok, "updatedAt", doc.UpdatedAt, out.UpdatedAt, uok)
+		d.FirstSeen, fok = v.time(item, "firstSeen", doc.FirstSeen)
+		d.LastSeen, lok = v.time(item, "lastSeen", doc.LastSeen)
+		d.CreatedAt, cok = v.time(item, "createdAt", doc.CreatedAt)
+		d.UpdatedAt, uok = v.time(item, "updatedAt", doc.UpdatedAt)
+		v.ordered(item, "firstSeen", doc.FirstSeen, d.FirstSeen, fok, "lastSeen", doc.LastSeen, d.LastSeen, lok)
+		v.ordered(item, "createdAt", doc.CreatedAt, d.CreatedAt, cok, "updatedAt", doc.UpdatedAt, d.UpdatedAt, uok)
 		if lib != nil {
-			out.WorkspaceID = lib.WorkspaceID
-			if schemaOK[lib.ID] {
-				out.Content = v.content(item, lib, doc.Content)
+			d.WorkspaceID = lib.WorkspaceID
+			if r.schemaOK[lib.ID] {
+				d.Content = v.content(item, lib, doc.Content)
 			}
 		}
-		if documents[doc.ID] == nil {
-			documents[doc.ID] = out
+		if r.documents[doc.ID] == nil {
+			r.documents[doc.ID] = d
 		}
-		d.Documents = append(d.Documents, out)
+		out = append(out, d)
 	}
+	return out
+}
 
+// edges checks the edges and returns those whose two documents exist, with
+// the documents' titles and libraries.
+func (v *validator) edges(in []Edge, r *refs) []*doclib.Edge {
+	out := make([]*doclib.Edge, 0, len(in))
 	type edgeKey struct{ s, t, l string }
 	seenEdges := map[edgeKey]int{}
-	for i, e := range f.Edges {
+	for i, e := range in {
 		item := itemName("edges", i, e.shownID())
-		src, dst := documents[e.SourceDocumentID], documents[e.TargetDocumentID]
+		src, dst := r.documents[e.SourceDocumentID], r.documents[e.TargetDocumentID]
 		if src == nil {
 			v.add(item, "sourceDocumentId %s does not exist in documents", clipQuote(e.SourceDocumentID))
 		}
@@ -594,7 +617,7 @@ func Validate(f *File) (*Data, error) {
 		if e.SourceDocumentID == e.TargetDocumentID {
 			v.add(item, "an edge cannot link a document to itself")
 		}
-		if src != nil && dst != nil && differ(src.WorkspaceID, dst.WorkspaceID) {
+		if src != nil && dst != nil && r.differ(src.WorkspaceID, dst.WorkspaceID) {
 			v.add(item, "the documents belong to different workspaces (%s and %s); edges stay within one workspace", src.WorkspaceID, dst.WorkspaceID)
 		}
 		v.text(item, "label", e.Label, maxLabelChars)
@@ -609,90 +632,106 @@ func Validate(f *File) (*Data, error) {
 		if src == nil || dst == nil {
 			continue
 		}
-		d.Edges = append(d.Edges, &doclib.Edge{SourceID: src.ID, SourceTitle: src.Title, SourceLibraryID: src.LibraryID,
+		out = append(out, &doclib.Edge{SourceID: src.ID, SourceTitle: src.Title, SourceLibraryID: src.LibraryID,
 			TargetID: dst.ID, TargetTitle: dst.Title, TargetLibraryID: dst.LibraryID, Label: e.Label, Type: e.EdgeType,
 			RecordingCount: e.RecordingCount, Support: e.Support})
 	}
+	return out
+}
 
+// recordings checks the recordings and counts, on each document they list, the
+// recordings behind it.
+func (v *validator) recordings(in []Recording, r *refs) []*doclib.Recording {
+	out := make([]*doclib.Recording, 0, len(in))
 	recIDs := map[string]bool{}
-	quesIDs := map[string]string{}
-	for i, r := range f.Recordings {
-		item := itemName("recordings", i, r.shownID())
-		if v.id(item, "id", "rec_", r.ID) && recIDs[r.ID] {
-			v.add(item, "id %q is used twice", r.ID)
+	quesIDs := map[string]string{} // question ID -> recording ID
+	for i, rc := range in {
+		item := itemName("recordings", i, rc.shownID())
+		if v.id(item, "id", "rec_", rc.ID) && recIDs[rc.ID] {
+			v.add(item, "id %q is used twice", rc.ID)
 		}
-		recIDs[r.ID] = true
-		v.text(item, "title", r.Title, maxTitleChars)
-		v.enum(item, "status", r.Status, RecordingStatuses...)
-		switch n := len(r.DocumentIDs); {
+		recIDs[rc.ID] = true
+		v.text(item, "title", rc.Title, maxTitleChars)
+		v.enum(item, "status", rc.Status, RecordingStatuses...)
+		switch n := len(rc.DocumentIDs); {
 		case n == 0:
 			v.add(item, "documentIds is empty; a recording is linked to at least one document")
 		case n > maxRecordingDocuments:
 			v.add(item, "documentIds lists %d documents; at most %d are allowed", n, maxRecordingDocuments)
 		}
-		if n := recordingBytes(r); n > maxRecordingBytes {
+		if n := recordingBytes(rc); n > maxRecordingBytes {
 			v.add(item, "questions and steps are %s bytes written as JSON; at most %s are allowed, so that the recording fits a DynamoDB item (400 KB)", count(n), count(maxRecordingBytes))
 		}
-		ws := ""
-		seen := map[string]bool{}
-		for _, id := range r.DocumentIDs {
-			doc := documents[id]
-			switch {
-			case doc == nil:
-				v.add(item, "documentIds lists %s, which does not exist in documents", clipQuote(id))
-			case seen[id]:
-				v.add(item, "documentIds lists %q twice", id)
-			case workspaces[doc.WorkspaceID] == nil: // its library or workspace is missing: a problem of its own
-			case ws != "" && doc.WorkspaceID != ws:
-				v.add(item, "documentIds mixes workspaces (%s and %s); a recording belongs to one workspace", ws, doc.WorkspaceID)
-			default:
-				ws = doc.WorkspaceID
-				doc.RecordingCount++
-				if r.Shared {
-					doc.SharedRecordingCount++
-				}
-			}
-			seen[id] = true
-		}
-		rec := &doclib.Recording{ID: r.ID, DocumentIDs: nonNil(r.DocumentIDs), Title: r.Title,
-			Status: r.Status, Shared: r.Shared, Steps: nonNil(r.Steps),
-			Questions: make([]doclib.Question, 0, len(r.Questions))}
-		rec.ClientCreatedAt, _ = v.time(item, "clientCreatedAt", r.ClientCreatedAt)
-		orders := map[int]bool{}
-		for j, q := range r.Questions {
-			qitem := fmt.Sprintf("%s: questions[%d]", item, j)
-			if v.id(qitem, "id", "ques_", q.ID) {
-				if other, ok := quesIDs[q.ID]; ok {
-					v.add(qitem, "id %q is already used in %s", q.ID, other)
-				}
-				quesIDs[q.ID] = r.ID
-			}
-			v.text(qitem, "question", q.Question, math.MaxInt) // bounded with the steps, in bytes
-			if q.SequenceOrder < 1 {
-				v.add(qitem, "sequenceOrder %d must be 1 or more", q.SequenceOrder)
-			} else if orders[q.SequenceOrder] {
-				v.add(qitem, "sequenceOrder %d is used twice in this recording", q.SequenceOrder)
-			}
-			orders[q.SequenceOrder] = true
-			rec.Questions = append(rec.Questions, doclib.Question{ID: q.ID, Question: q.Question, Response: q.Response, SequenceOrder: q.SequenceOrder})
-		}
-		sort.SliceStable(rec.Questions, func(a, b int) bool { return rec.Questions[a].SequenceOrder < rec.Questions[b].SequenceOrder })
-		d.Recordings = append(d.Recordings, rec)
+		v.recordingDocuments(item, rc, r)
+		rec := &doclib.Recording{ID: rc.ID, DocumentIDs: nonNil(rc.DocumentIDs), Title: rc.Title,
+			Status: rc.Status, Shared: rc.Shared, Steps: nonNil(rc.Steps)}
+		rec.ClientCreatedAt, _ = v.time(item, "clientCreatedAt", rc.ClientCreatedAt)
+		rec.Questions = v.questions(item, rc, quesIDs)
+		out = append(out, rec)
 	}
+	return out
+}
 
-	if err := v.err(); err != nil {
-		return nil, err
+// recordingDocuments checks the documents a recording lists, which must be of
+// one workspace, and counts the recording on each of them.
+func (v *validator) recordingDocuments(item string, rc Recording, r *refs) {
+	ws := ""
+	seen := map[string]bool{}
+	for _, id := range rc.DocumentIDs {
+		doc := r.documents[id]
+		switch {
+		case doc == nil:
+			v.add(item, "documentIds lists %s, which does not exist in documents", clipQuote(id))
+		case seen[id]:
+			v.add(item, "documentIds lists %q twice", id)
+		case r.workspaces[doc.WorkspaceID] == nil: // its library or workspace is missing: a problem of its own
+		case ws != "" && doc.WorkspaceID != ws:
+			v.add(item, "documentIds mixes workspaces (%s and %s); a recording belongs to one workspace", ws, doc.WorkspaceID)
+		default:
+			ws = doc.WorkspaceID
+			doc.RecordingCount++
+			if rc.Shared {
+				doc.SharedRecordingCount++
+			}
+		}
+		seen[id] = true
 	}
-	derive(d, libraries)
-	for i, l := range d.Libraries {
+}
+
+// questions checks a recording's questions, whose IDs are unique across
+// recordings, and returns them by sequence order.
+func (v *validator) questions(item string, rc Recording, quesIDs map[string]string) []doclib.Question {
+	out := make([]doclib.Question, 0, len(rc.Questions))
+	orders := map[int]bool{}
+	for j, q := range rc.Questions {
+		qitem := fmt.Sprintf("%s: questions[%d]", item, j)
+		if v.id(qitem, "id", "ques_", q.ID) {
+			if other, ok := quesIDs[q.ID]; ok {
+				v.add(qitem, "id %q is already used in %s", q.ID, other)
+			}
+			quesIDs[q.ID] = rc.ID
+		}
+		v.text(qitem, "question", q.Question, math.MaxInt) // bounded with the steps, in bytes
+		if q.SequenceOrder < 1 {
+			v.add(qitem, "sequenceOrder %d must be 1 or more", q.SequenceOrder)
+		} else if orders[q.SequenceOrder] {
+			v.add(qitem, "sequenceOrder %d is used twice in this recording", q.SequenceOrder)
+		}
+		orders[q.SequenceOrder] = true
+		out = append(out, doclib.Question{ID: q.ID, Question: q.Question, Response: q.Response, SequenceOrder: q.SequenceOrder})
+	}
+	sort.SliceStable(out, func(a, b int) bool { return out[a].SequenceOrder < out[b].SequenceOrder })
+	return out
+}
+
+// libraryLabels checks the label lists derive computed: they are stored in the
+// library's own DynamoDB item.
+func (v *validator) libraryLabels(libs []*doclib.Library) {
+	for i, l := range libs {
 		if n := labelBytes(l); n > maxLibraryLabelBytes {
 			v.add(itemName("libraries", i, shown(l.ID)), "the categories, tags and applications of its documents are %s bytes written as JSON; at most %s are allowed, so that the library fits a DynamoDB item (400 KB): use fewer distinct values", count(n), count(maxLibraryLabelBytes))
 		}
 	}
-	if err := v.err(); err != nil {
-		return nil, err
-	}
-	return d, nil
 }
 
 // RecordingStatuses are the values a recording's status may take.
@@ -822,7 +861,7 @@ func (v *validator) writeJSON(x any) {
 
 // derive computes the values that are stored, never imported: label lists and
 // counts per library, edge counts.
-func derive(d *Data, libraries map[string]*doclib.Library) {
+func derive(d *doclib.DataSet, libraries map[string]*doclib.Library) {
 	type counts struct{ cat, tag, app map[string]int }
 	per := map[string]*counts{}
 	for _, l := range d.Libraries {

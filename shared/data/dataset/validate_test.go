@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/doclib/doclib/internal/fixture"
+	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/data/dataset"
 )
 
@@ -47,7 +48,7 @@ func runEdits(t *testing.T, cases []editCase) {
 }
 
 // accepts loads the edited fixture and fails on any problem.
-func accepts(t *testing.T, edit func(f *dataset.File)) *dataset.Data {
+func accepts(t *testing.T, edit func(f *dataset.File)) *doclib.DataSet {
 	t.Helper()
 	f := fixture.File()
 	edit(f)

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 
+	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/data/dataset"
 )
 
@@ -23,7 +24,7 @@ import (
 var JSON []byte
 
 // Load validates the embedded demo data set and returns it in domain form.
-func Load() (*dataset.Data, error) {
+func Load() (*doclib.DataSet, error) {
 	d, err := dataset.Load(bytes.NewReader(JSON))
 	if err != nil {
 		return nil, fmt.Errorf("demo: %w", err)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/doclib/doclib/internal/dynalitetest"
 	"github.com/doclib/doclib/internal/standin"
+	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/data/dataset"
 	"github.com/doclib/doclib/shared/data/demo"
 )
@@ -57,7 +58,7 @@ when the API is ready, then serves until interrupted.
 		}
 		return err
 	}
-	var d *dataset.Data
+	var d *doclib.DataSet
 	var err error
 	if *data != "" {
 		d, err = dataset.LoadFile(*data)
