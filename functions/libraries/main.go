@@ -9,7 +9,6 @@ import (
 	"os"
 	"time"
 
-	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/aws/apigw"
 	"github.com/doclib/doclib/shared/aws/lambdaapp"
 	"github.com/doclib/doclib/shared/backend/dynamo"
@@ -28,23 +27,15 @@ func main() {
 // no network call, and builds no embedder or OpenSearch client: only the
 // search function needs them, so this cold start stays small.
 func newHandler(ctx context.Context, getenv func(string) string, log *slog.Logger) (apigw.ProxyHandler, error) {
-	table, err := settings.Required(getenv, settings.EnvTable, "the stack gives every function its table's name")
+	api, err := settings.APIFromEnv(getenv) // the table, the per-key and per-IP limits
 	if err != nil {
 		return nil, err
 	}
-	keyLimit, err := settings.PerMinute(getenv, settings.EnvKeyLimit, doclib.KeyLimit)
-	if err != nil {
-		return nil, err
-	}
-	ipLimit, err := settings.PerMinute(getenv, settings.EnvIPLimit, doclib.IPLimit)
-	if err != nil {
-		return nil, err
-	}
-	t, err := dynamo.Connect(ctx, table)
+	t, err := dynamo.Connect(ctx, api.Table)
 	if err != nil {
 		return nil, err
 	}
 	svc := service.New(dynamo.NewStore(t), nil, service.WithLogger(log))
-	return apigw.Handler(httpapi.NewServer(httpapi.Config{Service: svc, Limiter: dynamo.NewLimiter(t), KeyLimit: keyLimit,
-		IPLimit: ipLimit, Logger: log, RequestID: apigw.RequestID, Authenticate: apigw.Principal(time.Now)})), nil
+	return apigw.Handler(httpapi.NewServer(httpapi.Config{Service: svc, Limiter: dynamo.NewLimiter(t), KeyLimit: api.KeyLimit,
+		IPLimit: api.IPLimit, Logger: log, RequestID: apigw.RequestID, Authenticate: apigw.Principal(time.Now)})), nil
 }

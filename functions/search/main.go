@@ -8,7 +8,6 @@ import (
 	"os"
 	"time"
 
-	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/aws/apigw"
 	"github.com/doclib/doclib/shared/aws/lambdaapp"
 	"github.com/doclib/doclib/shared/backend/dynamo"
@@ -28,19 +27,11 @@ func main() {
 // newHandler wires the handler from the environment the stack sets. It makes
 // no network call: the index is checked before the first search (Checked).
 func newHandler(ctx context.Context, getenv func(string) string, log *slog.Logger) (apigw.ProxyHandler, error) {
-	table, err := settings.Required(getenv, settings.EnvTable, "the stack gives every function its table's name")
+	api, err := settings.APIFromEnv(getenv) // the table, the per-key and per-IP limits
 	if err != nil {
 		return nil, err
 	}
-	keyLimit, err := settings.PerMinute(getenv, settings.EnvKeyLimit, doclib.KeyLimit)
-	if err != nil {
-		return nil, err
-	}
-	ipLimit, err := settings.PerMinute(getenv, settings.EnvIPLimit, doclib.IPLimit)
-	if err != nil {
-		return nil, err
-	}
-	t, err := dynamo.Connect(ctx, table)
+	t, err := dynamo.Connect(ctx, api.Table)
 	if err != nil {
 		return nil, err
 	}
@@ -55,6 +46,6 @@ func newHandler(ctx context.Context, getenv func(string) string, log *slog.Logge
 	}
 	searcher.EmbedBudget = search.DefaultEmbedBudget // a slow embedding fails the search as unavailable
 	svc := service.New(dynamo.NewStore(t), nil, service.WithSearch(searcher, dynamo.NewLedger(t)), service.WithLogger(log))
-	return apigw.Handler(httpapi.NewServer(httpapi.Config{Service: svc, Limiter: dynamo.NewLimiter(t), KeyLimit: keyLimit,
-		IPLimit: ipLimit, Logger: log, RequestID: apigw.RequestID, Authenticate: apigw.Principal(time.Now)})), nil
+	return apigw.Handler(httpapi.NewServer(httpapi.Config{Service: svc, Limiter: dynamo.NewLimiter(t), KeyLimit: api.KeyLimit,
+		IPLimit: api.IPLimit, Logger: log, RequestID: apigw.RequestID, Authenticate: apigw.Principal(time.Now)})), nil
 }

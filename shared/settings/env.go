@@ -3,6 +3,8 @@ package settings
 import (
 	"fmt"
 	"strconv"
+
+	doclib "github.com/doclib/doclib/shared"
 )
 
 // The environment variables of doclib's programs, all named here and nowhere
@@ -124,4 +126,26 @@ func PerMinute(getenv func(string) string, key string, def int) (int, error) {
 		return 0, fmt.Errorf("rate limit: %s=%q must be a whole number of requests per minute, 1 or more", key, v)
 	}
 	return n, nil
+}
+
+// API is what each API function reads from its environment: its table and
+// its rate limits.
+type API struct {
+	Table             string
+	KeyLimit, IPLimit int // requests per minute
+}
+
+// APIFromEnv reads EnvTable (required), EnvKeyLimit and EnvIPLimit (the
+// spec's limits when unset).
+func APIFromEnv(getenv func(string) string) (API, error) {
+	var a API
+	var err error
+	if a.Table, err = Required(getenv, EnvTable, "the stack gives every function its table's name"); err != nil {
+		return a, err
+	}
+	if a.KeyLimit, err = PerMinute(getenv, EnvKeyLimit, doclib.KeyLimit); err != nil {
+		return a, err
+	}
+	a.IPLimit, err = PerMinute(getenv, EnvIPLimit, doclib.IPLimit)
+	return a, err
 }

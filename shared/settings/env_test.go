@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	doclib "github.com/doclib/doclib/shared"
 )
 
 // TestEnvNamesLiveInEnvGo: env.go is the one place that spells a DOCLIB_*
@@ -63,5 +65,24 @@ func TestEnvNamesLiveInEnvGo(t *testing.T) {
 	}
 	if files < 50 {
 		t.Errorf("checked only %d files under %s: is the walk skipping the code?", files, root)
+	}
+}
+
+func TestAPIFromEnv(t *testing.T) {
+	env := func(kv map[string]string) func(string) string { return func(k string) string { return kv[k] } }
+	a, err := APIFromEnv(env(map[string]string{EnvTable: "t"}))
+	if err != nil || a != (API{Table: "t", KeyLimit: doclib.KeyLimit, IPLimit: doclib.IPLimit}) {
+		t.Errorf("defaults: %+v, %v", a, err)
+	}
+	a, err = APIFromEnv(env(map[string]string{EnvTable: "t", EnvKeyLimit: "5", EnvIPLimit: "7"}))
+	if err != nil || a.KeyLimit != 5 || a.IPLimit != 7 {
+		t.Errorf("limits: %+v, %v", a, err)
+	}
+	for _, kv := range []map[string]string{{}, {EnvTable: "t", EnvKeyLimit: "lots"}, {EnvTable: "t", EnvIPLimit: "0"}} {
+		if _, err := APIFromEnv(env(kv)); err == nil {
+			t.Errorf("%v accepted", kv)
+		} else if !strings.Contains(err.Error(), "DOCLIB_") {
+			t.Errorf("%v: %v does not name the variable", kv, err)
+		}
 	}
 }
