@@ -30,7 +30,7 @@ const (
 // newAlarms watches the API, every function and the indexer's stream. With
 // an e-mail address they notify an SNS topic (TLS-only publishing; alarm
 // notifications carry no customer data).
-func newAlarms(s awscdk.Stack, cfg Config, a *api, fns map[string]*function, failed awssqs.Queue) {
+func newAlarms(s awscdk.Stack, cfg Config, a *api, fns map[string]*function, failed awssqs.Queue, search *searchBackend) {
 	var action awscloudwatch.IAlarmAction
 	if cfg.AlarmEmail != "" {
 		topic := awssns.NewTopic(s, jsii.String("Alarms"), &awssns.TopicProps{
@@ -87,6 +87,50 @@ func newAlarms(s awscdk.Stack, cfg Config, a *api, fns map[string]*function, fai
 	indexer := fns[lambdaapp.FunctionIndexer].fn
 	alarm("IndexerIteratorAge", indexer.Metric(jsii.String("IteratorAge"), &awscloudwatch.MetricOptions{Period: alarmPeriod, Statistic: jsii.String("Maximum")}),
 		iteratorAgeMs, 1, above, "The search index is more than 5 minutes behind the table: the indexer is failing or too slow.")
+	domainAlarms(cfg, search, alarm)
+
 	alarm("IndexerFailures", failed.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: alarmPeriod, Statistic: jsii.String("Maximum")}),
 		0, 1, above, "Stream records the indexer gave up on are waiting in its failure queue: fix the cause, then run doclib-admin reindex.")
 }
+
+// domainAlarms are AWS's recommended alarms for an OpenSearch Service domain
+// (its developer guide, "Recommended CloudWatch alarms"), with the search
+// latency beside them: metrics of the AWS/ES namespace, per domain and
+// account.
+func domainAlarms(cfg Config, search *searchBackend, alarm func(string, awscloudwatch.IMetric, float64, int, awscloudwatch.ComparisonOperator, string)) {
+	metric := func(name, statistic string, minutes float64) awscloudwatch.IMetric {
+		return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+			Namespace:     jsii.String("AWS/ES"),
+			MetricName:    jsii.String(name),
+			DimensionsMap: &map[string]*string{"DomainName": jsii.String(search.domainName), "ClientId": awscdk.Aws_ACCOUNT_ID()},
+			Statistic:     jsii.String(statistic),
+			Period:        awscdk.Duration_Minutes(jsii.Number(minutes)),
+		})
+	}
+	atLeast := awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD
+	atMost := awscloudwatch.ComparisonOperator_LESS_THAN_OR_EQUAL_TO_THRESHOLD
+	alarm("DomainRed", metric("ClusterStatus.red", "Maximum", 1), 1, 1, atLeast,
+		"The search domain is red: a shard of the index has no copy on any node, and searches fail. See the domain's health in the console; doclib-admin reindex rebuilds the index from the table.")
+	alarm("DomainYellow", metric("ClusterStatus.yellow", "Maximum", 1), 1, 5, atLeast,
+		"The search domain has been yellow for 5 minutes: a copy of the index could not be placed on a node.")
+	// AWS's guide: 25% of a node's storage, in MiB.
+	freeMiB := float64(cfg.DomainVolumeGB) * 1024 * domainFreeStorageShare
+	alarm("DomainFreeStorage", metric("FreeStorageSpace", "Minimum", 1), freeMiB, 1, atMost,
+		"A search node is down to a quarter of its storage: raise domainVolumeGb, or choose a larger opensearchSize.")
+	alarm("DomainWritesBlocked", metric("ClusterIndexWritesBlocked", "Maximum", 5), 1, 1, atLeast,
+		"The search domain is refusing writes: the indexer's batches fail until it accepts them again (storage or memory is exhausted).")
+	alarm("DomainJVMPressure", metric("JVMMemoryPressure", "Maximum", 1), domainJVMPressure, 3, atLeast,
+		"A search node's JVM heap has been at least 95% full for 3 minutes: it may run out of memory; choose a larger opensearchSize.")
+	alarm("DomainCPU", metric("CPUUtilization", "Maximum", 15), domainCPUPercent, 3, atLeast,
+		"A search node's CPU has been at least 80% busy for 45 minutes: choose a larger opensearchSize or more nodes.")
+	alarm("DomainSearchLatency", metric("SearchLatency", "Average", alarmMinutes), domainSearchLatencyMs, 3, atLeast,
+		"Searches have taken at least half a second on the domain for 15 minutes (the embedded engine answers in milliseconds): choose a larger opensearchSize.")
+}
+
+// Domain thresholds (AWS's recommended alarms; the search latency is ours).
+const (
+	domainFreeStorageShare = 0.25
+	domainJVMPressure      = 95
+	domainCPUPercent       = 80
+	domainSearchLatencyMs  = 500
+)

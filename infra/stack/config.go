@@ -35,11 +35,21 @@ type Config struct {
 	Customer string
 	// Search is SearchDomain.
 	Search string
+	// OpenSearchSize names the domain's sizing profile (DomainProfiles);
+	// the fields below start from it, and the Domain* context keys override
+	// the instance type, count and volume.
+	OpenSearchSize string
 	// DomainInstanceType, DomainInstanceCount and DomainVolumeGB size the
-	// managed domain.
+	// domain's data nodes; DomainZones is the availability zones they spread
+	// over (1 turns zone awareness off).
 	DomainInstanceType  string
 	DomainInstanceCount int
 	DomainVolumeGB      int
+	DomainZones         int
+	// DomainMasterType and DomainMasterCount are the dedicated master nodes;
+	// a count of 0 has none (the data nodes elect a master among them).
+	DomainMasterType  string
+	DomainMasterCount int
 	// BedrockModel and EmbedDimensions choose the embedding model.
 	BedrockModel    string
 	EmbedDimensions int
@@ -61,15 +71,13 @@ type Config struct {
 
 // Defaults are the values of a context key that is not given.
 var Defaults = Config{
-	Customer: "demo",
-	Search:   SearchDomain,
-	// r7g.large (2 vCPU, 16 GiB): k-NN graphs live outside the JVM heap, in
-	// at most half of the memory the heap leaves, so a node holds about 4 GiB
-	// of HNSW graphs, close to a million 1024-dimension vectors. t3 types have
-	// 2-8 GiB, burstable CPU and are not meant for production.
-	DomainInstanceType:  "r7g.large.search",
-	DomainInstanceCount: 2, // one per availability zone
-	DomainVolumeGB:      100,
+	Customer:            "demo",
+	Search:              SearchDomain,
+	OpenSearchSize:      sizeStandard,
+	DomainInstanceType:  standardProfile.InstanceType,
+	DomainInstanceCount: standardProfile.InstanceCount,
+	DomainVolumeGB:      standardProfile.VolumeGB,
+	DomainZones:         standardProfile.Zones,
 	BedrockModel:        "amazon.titan-embed-text-v2:0",
 	EmbedDimensions:     1024,
 	KeyLimit:            doclib.KeyLimit,
@@ -95,6 +103,7 @@ var Defaults = Config{
 const (
 	KeyCustomer               = "customer"
 	KeySearch                 = "search"
+	KeyOpenSearchSize         = "opensearchSize"
 	KeyDomainInstanceType     = "domainInstanceType"
 	KeyDomainInstanceCount    = "domainInstanceCount"
 	KeyDomainVolumeGB         = "domainVolumeGb"
@@ -147,6 +156,15 @@ func ParseConfig(get func(key string) any) (Config, error) {
 		}
 		return nil
 	})
+	p.str(KeyOpenSearchSize, &c.OpenSearchSize, func(v string) error {
+		prof, ok := profileNamed(v)
+		if !ok {
+			return fmt.Errorf("use %s (docs: infra/README.md, \"OpenSearch sizes\")", profileNames())
+		}
+		c.DomainInstanceType, c.DomainInstanceCount, c.DomainVolumeGB = prof.InstanceType, prof.InstanceCount, prof.VolumeGB
+		c.DomainZones, c.DomainMasterType, c.DomainMasterCount = prof.Zones, prof.MasterType, prof.MasterCount
+		return nil
+	})
 	p.str(KeyDomainInstanceType, &c.DomainInstanceType, func(v string) error {
 		if !instanceTypePattern.MatchString(v) {
 			return fmt.Errorf("use an OpenSearch Service instance type such as r7g.large.search")
@@ -154,8 +172,8 @@ func ParseConfig(get func(key string) any) (Config, error) {
 		return nil
 	})
 	p.int(KeyDomainInstanceCount, &c.DomainInstanceCount, func(n int) error {
-		if n < 2 || n%2 != 0 || n > 80 {
-			return fmt.Errorf("use an even number from 2 to 80: the domain spreads its nodes evenly over two availability zones")
+		if z := c.DomainZones; n < z || n%z != 0 || n > 80 {
+			return fmt.Errorf("use a multiple of %d up to 80: the %s size spreads its data nodes evenly over %d availability zone(s)", z, c.OpenSearchSize, z)
 		}
 		return nil
 	})

@@ -17,8 +17,8 @@ func TestParseConfigDefaults(t *testing.T) {
 	if c != Defaults {
 		t.Fatalf("no context gave %+v, want the defaults %+v", c, Defaults)
 	}
-	want := Config{Customer: "demo", Search: "domain", DomainInstanceType: "r7g.large.search", DomainInstanceCount: 2,
-		DomainVolumeGB: 100, BedrockModel: "amazon.titan-embed-text-v2:0", EmbedDimensions: 1024, KeyLimit: 100, IPLimit: 300,
+	want := Config{Customer: "demo", Search: "domain", OpenSearchSize: "standard", DomainInstanceType: "r7g.large.search", DomainInstanceCount: 2,
+		DomainVolumeGB: 100, DomainZones: 2, BedrockModel: "amazon.titan-embed-text-v2:0", EmbedDimensions: 1024, KeyLimit: 100, IPLimit: 300,
 		StageRateLimit: 1000, StageBurstLimit: 2000, AuthorizerCacheSeconds: 60, AuthorizerReservedConcurrency: 0, LogRetentionDays: 90}
 	if c != want {
 		t.Fatalf("defaults are %+v, want %+v (update infra/README.md with them)", c, want)
@@ -39,8 +39,8 @@ func TestParseConfigReadsEveryKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Config{Customer: "acme-2", Search: SearchDomain, DomainInstanceType: "m7g.xlarge.search", DomainInstanceCount: 4,
-		DomainVolumeGB: 200, BedrockModel: "amazon.titan-embed-text-v2:0", EmbedDimensions: 512, KeyLimit: 120, IPLimit: 600,
+	want := Config{Customer: "acme-2", Search: SearchDomain, OpenSearchSize: "standard", DomainInstanceType: "m7g.xlarge.search", DomainInstanceCount: 4,
+		DomainVolumeGB: 200, DomainZones: 2, BedrockModel: "amazon.titan-embed-text-v2:0", EmbedDimensions: 512, KeyLimit: 120, IPLimit: 600,
 		AuthorizerCacheSeconds: 0, LogRetentionDays: 365, AlarmEmail: "ops@example.com", StageRateLimit: 50, StageBurstLimit: 80,
 		AuthorizerReservedConcurrency: 20}
 	if c != want {
@@ -81,7 +81,8 @@ func TestParseConfigErrorsNameTheKey(t *testing.T) {
 		{KeyStageBurstLimit, "100001", "100000"},
 		{KeyAuthorizerConcurrency, "-1", "0 (no reservation)"},
 		{KeyAuthorizerCacheSeconds, true, "not a whole number"},
-		{KeyDomainInstanceCount, "3", "even"},
+		{KeyDomainInstanceCount, "3", "multiple of 2"},
+		{KeyOpenSearchSize, "huge", "small, standard, large"},
 		{KeyDomainInstanceCount, "two", "not a whole number"},
 		{KeyDomainVolumeGB, "5", "from 10"},
 		{KeyDomainInstanceType, "r7g.large", "instance type"},
@@ -177,5 +178,47 @@ func TestEveryRetentionHasACDKValue(t *testing.T) {
 	}
 	if len(retentions) != len(retentionDays) {
 		t.Errorf("%d CDK retentions for %d accepted values", len(retentions), len(retentionDays))
+	}
+}
+
+// TestOpenSearchSizes: each size sets every field of the domain, and the
+// Domain* keys override a size's type, count and volume within its zones.
+func TestOpenSearchSizes(t *testing.T) {
+	for _, tt := range []struct {
+		size  string
+		want  Config
+		other map[string]any
+		err   string
+	}{
+		{size: "small", want: Config{DomainInstanceType: "r7g.medium.search", DomainInstanceCount: 1, DomainZones: 1, DomainVolumeGB: 20}},
+		{size: "standard", want: Config{DomainInstanceType: "r7g.large.search", DomainInstanceCount: 2, DomainZones: 2, DomainVolumeGB: 100}},
+		{size: "large", want: Config{DomainInstanceType: "r7g.xlarge.search", DomainInstanceCount: 3, DomainZones: 3, DomainVolumeGB: 200,
+			DomainMasterType: "m7g.large.search", DomainMasterCount: 3}},
+		{size: "large", other: map[string]any{KeyDomainInstanceCount: "6", KeyDomainVolumeGB: "500"},
+			want: Config{DomainInstanceType: "r7g.xlarge.search", DomainInstanceCount: 6, DomainZones: 3, DomainVolumeGB: 500,
+				DomainMasterType: "m7g.large.search", DomainMasterCount: 3}},
+		{size: "small", other: map[string]any{KeyDomainInstanceCount: "3"},
+			want: Config{DomainInstanceType: "r7g.medium.search", DomainInstanceCount: 3, DomainZones: 1, DomainVolumeGB: 20}},
+		{size: "large", other: map[string]any{KeyDomainInstanceCount: "4"}, err: "multiple of 3"},
+	} {
+		kv := map[string]any{KeyOpenSearchSize: tt.size}
+		for k, v := range tt.other {
+			kv[k] = v
+		}
+		c, err := ParseConfig(ctx(kv))
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("%v: %v, want an error with %q", kv, err, tt.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%v: %v", kv, err)
+		}
+		got := Config{DomainInstanceType: c.DomainInstanceType, DomainInstanceCount: c.DomainInstanceCount, DomainZones: c.DomainZones,
+			DomainVolumeGB: c.DomainVolumeGB, DomainMasterType: c.DomainMasterType, DomainMasterCount: c.DomainMasterCount}
+		if got != tt.want || c.OpenSearchSize != tt.size {
+			t.Errorf("%v: %+v, want %+v", kv, got, tt.want)
+		}
 	}
 }

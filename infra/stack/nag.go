@@ -24,8 +24,10 @@ const (
 		"and would lengthen the functions' cold starts."
 	reasonNoIPAllowList = "Access is granted to IAM principals (the search, indexer and operators' roles), not IP addresses: Lambda functions have " +
 		"no fixed addresses, and every request must be SigV4-signed by one of the three roles."
-	reasonNoDedicatedMasters = "A two-node domain holding one index that the indexer rebuilds from the table (doclib-admin reindex); " +
-		"three dedicated master nodes would more than double its cost. Add them before growing past a handful of data nodes."
+	reasonNoDedicatedMasters = "The small and standard sizes have one or two data nodes holding one index that the indexer rebuilds from the table (doclib-admin reindex); " +
+		"three dedicated master nodes would more than double their cost. The large size has them."
+	reasonOneZone = "The small size is one node in one zone on purpose: the cheapest domain, for trials and small customers. " +
+		"Losing the zone stops search until it returns, and the index can be rebuilt from the table (doclib-admin reindex). The standard and large sizes spread over two and three zones."
 	reasonXRay = "X-Ray's PutTraceSegments and PutTelemetryRecords do not support resource-level permissions: " +
 		"active tracing needs Resource *. The statement has no other action."
 	reasonDomainPaths = "OpenSearch Service authorizes HTTP paths under the domain ARN: <domain-arn>/* names this domain's " +
@@ -69,7 +71,12 @@ func suppressFindings(s awscdk.Stack, cfg Config, a *api, search *searchBackend,
 	if cfg.Search == SearchDomain {
 		suppress(search.node, "AwsSolutions-OS1", reasonNoVPC)
 		suppress(search.node, "AwsSolutions-OS3", reasonNoIPAllowList)
-		suppress(search.node, "AwsSolutions-OS4", reasonNoDedicatedMasters)
+		if cfg.DomainMasterCount == 0 {
+			suppress(search.node, "AwsSolutions-OS4", reasonNoDedicatedMasters)
+		}
+		if cfg.DomainZones == 1 {
+			suppress(search.node, "AwsSolutions-OS7", reasonOneZone)
+		}
 		paths := "Resource::<" + ref(search.node) + ".Arn>/*"
 		suppress(fns[lambdaapp.FunctionIndexer].role, "AwsSolutions-IAM5", reasonDomainPaths, paths)
 		suppress(operator, "AwsSolutions-IAM5", reasonDomainPaths, paths)

@@ -48,6 +48,8 @@ type searchBackend struct {
 	grant func(role awsiam.IRole, write bool)
 	// node is the construct cdk-nag suppressions attach to.
 	node constructs.IConstruct
+	// domainName names the domain in its CloudWatch metrics (AWS/ES).
+	domainName string
 }
 
 // newSearch builds the managed domain. reader is the search function's role;
@@ -129,14 +131,7 @@ func newDomain(s awscdk.Stack, cfg Config, reader awsiam.IRole, writers []awsiam
 	d := awsopensearchservice.NewCfnDomain(s, jsii.String("Domain"), &awsopensearchservice.CfnDomainProps{
 		DomainName:    jsii.String(name),
 		EngineVersion: jsii.String(engineVersion),
-		ClusterConfig: &awsopensearchservice.CfnDomain_ClusterConfigProperty{
-			InstanceType:         jsii.String(cfg.DomainInstanceType),
-			InstanceCount:        jsii.Number(float64(cfg.DomainInstanceCount)),
-			ZoneAwarenessEnabled: jsii.Bool(true),
-			ZoneAwarenessConfig: &awsopensearchservice.CfnDomain_ZoneAwarenessConfigProperty{
-				AvailabilityZoneCount: jsii.Number(2),
-			},
-		},
+		ClusterConfig: clusterConfig(cfg),
 		EbsOptions: &awsopensearchservice.CfnDomain_EBSOptionsProperty{
 			EbsEnabled: jsii.Bool(true),
 			VolumeType: jsii.String("gp3"),
@@ -183,6 +178,27 @@ func newDomain(s awscdk.Stack, cfg Config, reader awsiam.IRole, writers []awsiam
 				}))
 			}
 		},
-		node: d,
+		node:       d,
+		domainName: name,
 	}
+}
+
+// clusterConfig places the domain's nodes as its size says (sizes.go).
+func clusterConfig(cfg Config) *awsopensearchservice.CfnDomain_ClusterConfigProperty {
+	c := &awsopensearchservice.CfnDomain_ClusterConfigProperty{
+		InstanceType:         jsii.String(cfg.DomainInstanceType),
+		InstanceCount:        jsii.Number(float64(cfg.DomainInstanceCount)),
+		ZoneAwarenessEnabled: jsii.Bool(cfg.DomainZones > 1),
+	}
+	if cfg.DomainZones > 1 {
+		c.ZoneAwarenessConfig = &awsopensearchservice.CfnDomain_ZoneAwarenessConfigProperty{
+			AvailabilityZoneCount: jsii.Number(float64(cfg.DomainZones)),
+		}
+	}
+	if cfg.DomainMasterCount > 0 {
+		c.DedicatedMasterEnabled = jsii.Bool(true)
+		c.DedicatedMasterType = jsii.String(cfg.DomainMasterType)
+		c.DedicatedMasterCount = jsii.Number(float64(cfg.DomainMasterCount))
+	}
+	return c
 }

@@ -73,7 +73,7 @@ func New(scope constructs.Construct, cfg Config, bins Binaries) (awscdk.Stack, e
 	failed, mapping := connectStream(s, table, indexer)
 	grantReindex(operator, table, search, cfg.BedrockModel, mapping)
 	newWAF(s, cfg, api)
-	newAlarms(s, cfg, api, fns, failed)
+	newAlarms(s, cfg, api, fns, failed, search)
 
 	output := func(id, value, about string) {
 		awscdk.NewCfnOutput(s, jsii.String(id), &awscdk.CfnOutputProps{Value: jsii.String(value), Description: jsii.String(about)})

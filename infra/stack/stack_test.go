@@ -589,7 +589,8 @@ func TestOpenSearchDomain(t *testing.T) {
 // TestCdkNagAwsSolutions fails on every unsuppressed AwsSolutions finding and
 // checks that each suppression is on a resource and says why.
 func TestCdkNagAwsSolutions(t *testing.T) {
-	for _, variant := range []map[string]any{defaultContext, customContext} {
+	for _, variant := range []map[string]any{defaultContext, customContext,
+		{KeyOpenSearchSize: sizeSmall}, {KeyOpenSearchSize: sizeLarge}} {
 		s := synth(t, variant)
 		for _, m := range s.messages {
 			data := ""
@@ -638,7 +639,8 @@ func TestAlarms(t *testing.T) {
 		for _, a := range s.resources("AWS::CloudWatch::Alarm") {
 			names[strings.TrimPrefix(a.Props["AlarmName"].(string), s.cfg.ResourcePrefix()+"-")] = a.Props
 		}
-		want := []string{"Api5xx", "ApiLatencyP99", "Api429", "IndexerIteratorAge", "IndexerFailures"}
+		want := []string{"Api5xx", "ApiLatencyP99", "Api429", "IndexerIteratorAge", "IndexerFailures",
+			"DomainRed", "DomainYellow", "DomainFreeStorage", "DomainWritesBlocked", "DomainJVMPressure", "DomainCPU", "DomainSearchLatency"}
 		for _, name := range lambdaapp.Functions {
 			want = append(want, fnID(name)+"Errors", fnID(name)+"Throttles")
 		}
@@ -705,5 +707,36 @@ func TestBuildNamesTheFunction(t *testing.T) {
 	}
 	if _, err := Prebuilt(t.TempDir(), []string{"search"}); err == nil || !strings.Contains(err.Error(), "function search") {
 		t.Fatalf("Prebuilt of an empty directory: %v", err)
+	}
+}
+
+// TestOpenSearchSizesSynthesize: each size places the domain's nodes as
+// sizes.go says, and the free-storage alarm follows the volume.
+func TestOpenSearchSizesSynthesize(t *testing.T) {
+	for _, size := range DomainProfiles {
+		s := synth(t, map[string]any{KeyOpenSearchSize: size.Name})
+		cc := s.one(t, "AWS::OpenSearchService::Domain").Props["ClusterConfig"].(map[string]any)
+		if cc["InstanceType"] != size.InstanceType || cc["InstanceCount"] != float64(size.InstanceCount) ||
+			cc["ZoneAwarenessEnabled"] != (size.Zones > 1) {
+			t.Errorf("%s: cluster %v", size.Name, cc)
+		}
+		if size.Zones > 1 && cc["ZoneAwarenessConfig"].(map[string]any)["AvailabilityZoneCount"] != float64(size.Zones) {
+			t.Errorf("%s: zones %v", size.Name, cc["ZoneAwarenessConfig"])
+		}
+		if size.Zones == 1 && cc["ZoneAwarenessConfig"] != nil {
+			t.Errorf("%s: zone awareness config %v on one zone", size.Name, cc["ZoneAwarenessConfig"])
+		}
+		masters := size.MasterCount > 0
+		if (cc["DedicatedMasterEnabled"] == true) != masters ||
+			(masters && (cc["DedicatedMasterType"] != size.MasterType || cc["DedicatedMasterCount"] != float64(size.MasterCount))) {
+			t.Errorf("%s: dedicated masters %v", size.Name, cc)
+		}
+		for _, a := range s.resources("AWS::CloudWatch::Alarm") {
+			if a.Props["MetricName"] == "FreeStorageSpace" {
+				if want := float64(size.VolumeGB) * 1024 / 4; a.Props["Threshold"] != want || a.Props["Namespace"] != "AWS/ES" {
+					t.Errorf("%s: free storage alarm %v, want a threshold of %v MiB", size.Name, a.Props, want)
+				}
+			}
+		}
 	}
 }

@@ -85,7 +85,11 @@ func Mapping(dims int, embedder string) map[string]any {
 	terms := map[string]any{"type": "text", "analyzer": "whitespace", "similarity": "BM25"}
 	return map[string]any{
 		"settings": map[string]any{
-			"index": map[string]any{"knn": true, "number_of_shards": 1},
+			// One shard (the index is small); copies follow the data nodes:
+			// none on a single-node domain (which would otherwise stay
+			// yellow for a replica it cannot place), one on two nodes, two
+			// on three or more (a copy in each of three zones).
+			"index": map[string]any{"knn": true, "number_of_shards": 1, "auto_expand_replicas": "0-2"},
 		},
 		"mappings": map[string]any{
 			"dynamic": "strict",
