@@ -52,7 +52,7 @@ type api struct {
 // with a single ANY method (see addRoutes), the REQUEST authorizer, the
 // gateway responses in the API's error shape and a usage plan per tier.
 func newAPI(s awscdk.Stack, cfg Config, fns map[string]*function) *api {
-	accessLogs := awslogs.NewLogGroup(s, jsii.String("ApiAccessLogs"), &awslogs.LogGroupProps{Retention: cfg.retention()})
+	accessLogs := awslogs.NewLogGroup(s, jsii.String("ApiAccessLogs"), &awslogs.LogGroupProps{Retention: cfg.retention(), RemovalPolicy: cfg.removal()})
 	rest := awsapigateway.NewRestApi(s, jsii.String("Api"), &awsapigateway.RestApiProps{
 		RestApiName:   jsii.String(cfg.ResourcePrefix()),
 		Description:   jsii.String("doclib read API of " + cfg.Customer),

@@ -2,6 +2,8 @@ package stack
 
 import (
 	"fmt"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"math"
 	"regexp"
 	"slices"
@@ -67,6 +69,10 @@ type Config struct {
 	LogRetentionDays int
 	// AlarmEmail, when set, subscribes to the alarms' SNS topic.
 	AlarmEmail string
+	// Retain keeps the table (with deletion protection), the domain and the
+	// log groups when the stack is deleted. False is for test stacks:
+	// `cdk destroy` then deletes them with everything in them.
+	Retain bool
 }
 
 // Defaults are the values of a context key that is not given.
@@ -97,6 +103,7 @@ var Defaults = Config{
 	// time, since a cached Allow is not asked again.
 	AuthorizerCacheSeconds: 60,
 	LogRetentionDays:       90,
+	Retain:                 true,
 }
 
 // Context keys.
@@ -117,6 +124,7 @@ const (
 	KeyAuthorizerConcurrency  = "authorizerReservedConcurrency"
 	KeyLogRetentionDays       = "logRetentionDays"
 	KeyAlarmEmail             = "alarmEmail"
+	KeyRetain                 = "retain"
 )
 
 // The domain's name is doclib-<customer> and may have 28 characters; a
@@ -243,6 +251,7 @@ func ParseConfig(get func(key string) any) (Config, error) {
 		}
 		return nil
 	})
+	p.bool(KeyRetain, &c.Retain)
 	return c, p.err
 }
 
@@ -312,6 +321,36 @@ func (p *parser) int(key string, dst *int, check func(int) error) {
 		return
 	}
 	*dst = n
+}
+
+// bool reads true or false, as a string (-c key=false) or a JSON boolean.
+func (p *parser) bool(key string, dst *bool) {
+	switch v := p.get(key).(type) {
+	case nil:
+	case bool:
+		*dst = v
+	case string:
+		switch strings.TrimSpace(v) {
+		case "":
+		case "true":
+			*dst = true
+		case "false":
+			*dst = false
+		default:
+			p.fail(key, v, fmt.Errorf("use true or false"))
+		}
+	default:
+		p.fail(key, v, fmt.Errorf("use true or false"))
+	}
+}
+
+// removal is what deleting the stack does to the resources that hold data:
+// keep them (Retain), or delete them (test stacks).
+func (c Config) removal() awscdk.RemovalPolicy {
+	if c.Retain {
+		return awscdk.RemovalPolicy_RETAIN
+	}
+	return awscdk.RemovalPolicy_DESTROY
 }
 
 func joinInts(ns []int) string {

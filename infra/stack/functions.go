@@ -66,7 +66,7 @@ func newFunction(s awscdk.Stack, cfg Config, name, codeDir string, role awsiam.R
 	if !ok {
 		panic("stack: no sizing for function " + name)
 	}
-	logs := awslogs.NewLogGroup(s, jsii.String(fnID(name)+"Logs"), &awslogs.LogGroupProps{Retention: cfg.retention()})
+	logs := awslogs.NewLogGroup(s, jsii.String(fnID(name)+"Logs"), &awslogs.LogGroupProps{Retention: cfg.retention(), RemovalPolicy: cfg.removal()})
 	// Only this log group: the role writes nowhere else (no AWS-managed
 	// AWSLambdaBasicExecutionRole, which allows every log group).
 	logs.GrantWrite(role)

@@ -78,7 +78,7 @@ func newDomain(s awscdk.Stack, cfg Config, reader awsiam.IRole, writers []awsiam
 	logs := map[string]awslogs.LogGroup{}
 	var logArns []*string
 	for _, kind := range []string{"SEARCH_SLOW_LOGS", "INDEX_SLOW_LOGS", "ES_APPLICATION_LOGS"} {
-		lg := awslogs.NewLogGroup(s, jsii.String("DomainLogs"+kind), &awslogs.LogGroupProps{Retention: retention})
+		lg := awslogs.NewLogGroup(s, jsii.String("DomainLogs"+kind), &awslogs.LogGroupProps{Retention: retention, RemovalPolicy: cfg.removal()})
 		logs[kind] = lg
 		logArns = append(logArns, lg.LogGroupArn())
 	}
@@ -154,8 +154,9 @@ func newDomain(s awscdk.Stack, cfg Config, reader awsiam.IRole, writers []awsiam
 	})
 	d.AddDependency(resourcePolicy)
 	// The index can be rebuilt from the table (doclib-admin reindex), but a
-	// rebuild re-embeds every document: keep the domain if the stack goes.
-	d.ApplyRemovalPolicy(awscdk.RemovalPolicy_RETAIN, nil)
+	// rebuild re-embeds every document: keep the domain if the stack goes
+	// (unless retain=false).
+	d.ApplyRemovalPolicy(cfg.removal(), nil)
 
 	return &searchBackend{
 		url:      jsii.String("https://" + *d.AttrDomainEndpoint()),

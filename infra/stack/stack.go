@@ -31,7 +31,7 @@ func New(scope constructs.Construct, cfg Config, bins Binaries) (awscdk.Stack, e
 	// The same tag as the indexer's API keys carry (and its IAM policy checks).
 	awscdk.Tags_Of(s).Add(jsii.String(usageplan.TagCustomer), jsii.String(cfg.Customer), nil)
 
-	table := newTable(s)
+	table := newTable(s, cfg)
 	roles := newRoles(s, cfg)
 	operator := newOperatorRole(s, cfg)
 	search := newSearch(s, cfg, roles[lambdaapp.FunctionSearch], []awsiam.IRole{roles[lambdaapp.FunctionIndexer], operator}, cfg.retention())

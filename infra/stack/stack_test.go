@@ -590,7 +590,7 @@ func TestOpenSearchDomain(t *testing.T) {
 // checks that each suppression is on a resource and says why.
 func TestCdkNagAwsSolutions(t *testing.T) {
 	for _, variant := range []map[string]any{defaultContext, customContext,
-		{KeyOpenSearchSize: sizeSmall}, {KeyOpenSearchSize: sizeLarge}} {
+		{KeyOpenSearchSize: sizeSmall}, {KeyOpenSearchSize: sizeLarge}, {KeyRetain: "false"}} {
 		s := synth(t, variant)
 		for _, m := range s.messages {
 			data := ""
@@ -737,6 +737,34 @@ func TestOpenSearchSizesSynthesize(t *testing.T) {
 					t.Errorf("%s: free storage alarm %v, want a threshold of %v MiB", size.Name, a.Props, want)
 				}
 			}
+		}
+	}
+}
+
+// TestRetain: by default deleting the stack keeps what holds data (the table,
+// with deletion protection, the domain and the log groups); retain=false, for
+// test stacks, deletes them. API Gateway's account logging role is
+// account-wide and always kept.
+func TestRetain(t *testing.T) {
+	for _, retain := range []bool{true, false} {
+		s := synth(t, map[string]any{KeyRetain: strconv.FormatBool(retain)})
+		want := map[bool]string{true: "Retain", false: "Delete"}[retain]
+		for _, typ := range []string{"AWS::DynamoDB::Table", "AWS::OpenSearchService::Domain", "AWS::Logs::LogGroup"} {
+			rs := s.resources(typ)
+			if len(rs) == 0 {
+				t.Fatalf("no %s", typ)
+			}
+			for _, r := range rs {
+				if r.Deletion != want {
+					t.Errorf("retain=%v: %s %s has DeletionPolicy %q, want %q", retain, typ, r.ID, r.Deletion, want)
+				}
+			}
+		}
+		if p := s.one(t, "AWS::DynamoDB::Table").Props["DeletionProtectionEnabled"]; p != retain {
+			t.Errorf("retain=%v: the table's deletion protection is %v", retain, p)
+		}
+		if d := s.one(t, "AWS::ApiGateway::Account").Deletion; d != "Retain" {
+			t.Errorf("retain=%v: API Gateway's account settings have DeletionPolicy %q; other stacks' APIs log through them", retain, d)
 		}
 	}
 }

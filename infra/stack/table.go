@@ -11,7 +11,7 @@ import (
 // newTable declares the table from dynamo.TableSchema(), the definition the
 // store's own CreateTable uses, so that the stack and the code cannot
 // disagree on a key or an index.
-func newTable(s awscdk.Stack) awsdynamodb.Table {
+func newTable(s awscdk.Stack, cfg Config) awsdynamodb.Table {
 	sc := dynamo.TableSchema()
 	str := func(name string) *awsdynamodb.Attribute {
 		return &awsdynamodb.Attribute{Name: jsii.String(name), Type: awsdynamodb.AttributeType_STRING}
@@ -31,9 +31,10 @@ func newTable(s awscdk.Stack) awsdynamodb.Table {
 		// The indexer re-reads what a record touches; old images tell it what
 		// a delete or a move removed from the index.
 		Stream: awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES,
-		// The table is the system of record: deleting the stack keeps it.
-		RemovalPolicy:      awscdk.RemovalPolicy_RETAIN,
-		DeletionProtection: jsii.Bool(true),
+		// The table is the system of record: deleting the stack keeps it,
+		// unless the stack is a test stack (retain=false).
+		RemovalPolicy:      cfg.removal(),
+		DeletionProtection: jsii.Bool(cfg.Retain),
 	})
 	t.AddLocalSecondaryIndex(&awsdynamodb.LocalSecondaryIndexProps{
 		IndexName:      jsii.String(sc.OrderIndex),
