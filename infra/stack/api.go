@@ -57,9 +57,6 @@ func newAPI(s awscdk.Stack, cfg Config, fns map[string]*function) *api {
 		RestApiName:   jsii.String(cfg.ResourcePrefix()),
 		Description:   jsii.String("doclib read API of " + cfg.Customer),
 		EndpointTypes: &[]awsapigateway.EndpointType{awsapigateway.EndpointType_REGIONAL},
-		// Clients send only their doclib key; the authorizer returns the
-		// usage identifier that selects the key's usage plan.
-		ApiKeySourceType: awsapigateway.ApiKeySourceType_AUTHORIZER,
 		// The account's logging role is declared below, without the
 		// AWS-managed policy CDK's own role would use.
 		CloudWatchRole: jsii.Bool(false),
@@ -84,6 +81,11 @@ func newAPI(s awscdk.Stack, cfg Config, fns map[string]*function) *api {
 			ThrottlingBurstLimit: jsii.Number(float64(cfg.StageBurstLimit)),
 		},
 	})
+	if cfg.UsagePlans {
+		// Clients send only their doclib key; the authorizer returns the
+		// usage identifier that selects the key's usage plan.
+		rest.Node().DefaultChild().(awsapigateway.CfnRestApi).SetApiKeySourceType(jsii.String("AUTHORIZER"))
+	}
 	a := &api{rest: rest, stage: rest.DeploymentStage(), plans: map[string]awsapigateway.UsagePlan{}, accessLogs: accessLogs}
 	a.stage.Node().AddDependency(cloudWatchAccount(s))
 
@@ -95,11 +97,14 @@ func newAPI(s awscdk.Stack, cfg Config, fns map[string]*function) *api {
 		// s so that revocation and suspension take effect within a minute.
 		ResultsCacheTtl: awscdk.Duration_Seconds(jsii.Number(float64(cfg.AuthorizerCacheSeconds))),
 	})
-	a.addRoutes(fns, authorizer)
+	a.addRoutes(fns, authorizer, cfg.UsagePlans)
 	for _, gr := range GatewayResponses(cfg) {
 		a.addGatewayResponse(gr)
 	}
 	for _, tier := range Tiers {
+		if !cfg.UsagePlans {
+			break
+		}
 		a.plans[tier] = rest.AddUsagePlan(jsii.String("UsagePlan"+fnID(tier)), &awsapigateway.UsagePlanProps{
 			Name: jsii.String(cfg.ResourcePrefix() + "-" + tier),
 			Description: jsii.String(fmt.Sprintf("doclib %s keys of %s workspaces: backstop at twice the %d requests per minute the function counts exactly",
@@ -126,7 +131,7 @@ func newAPI(s awscdk.Stack, cfg Config, fns map[string]*function) *api {
 // authentication, with Allow: GET, and only the handler can do that. With
 // GET alone, API Gateway would refuse a POST itself, before the authorizer
 // runs, as MISSING_AUTHENTICATION_TOKEN. The handler serves GET and HEAD.
-func (a *api) addRoutes(fns map[string]*function, authorizer awsapigateway.IAuthorizer) {
+func (a *api) addRoutes(fns map[string]*function, authorizer awsapigateway.IAuthorizer, keyRequired bool) {
 	integrations := map[string]awsapigateway.LambdaIntegration{}
 	for _, rt := range httpapi.Routes {
 		f, ok := fns[rt.Group]
@@ -148,7 +153,7 @@ func (a *api) addRoutes(fns map[string]*function, authorizer awsapigateway.IAuth
 			Authorizer:        authorizer,
 			// Usage plans apply only to methods that require an API key; the
 			// key comes from the authorizer, not from the client.
-			ApiKeyRequired: jsii.Bool(true),
+			ApiKeyRequired: jsii.Bool(keyRequired),
 		})
 	}
 }

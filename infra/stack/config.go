@@ -69,6 +69,11 @@ type Config struct {
 	LogRetentionDays int
 	// AlarmEmail, when set, subscribes to the alarms' SNS topic.
 	AlarmEmail string
+	// UsagePlans puts every key in its tier's API Gateway usage plan, a
+	// backstop behind the function's exact per-key limit. False leaves the
+	// limit to the function alone and spends no usage plan or API key of the
+	// account's quotas (infra/README.md, "Many customers in one account").
+	UsagePlans bool
 	// Retain keeps the table (with deletion protection), the domain and the
 	// log groups when the stack is deleted. False is for test stacks:
 	// `cdk destroy` then deletes them with everything in them.
@@ -104,6 +109,7 @@ var Defaults = Config{
 	AuthorizerCacheSeconds: 60,
 	LogRetentionDays:       90,
 	Retain:                 true,
+	UsagePlans:             true,
 }
 
 // Context keys.
@@ -125,6 +131,7 @@ const (
 	KeyLogRetentionDays       = "logRetentionDays"
 	KeyAlarmEmail             = "alarmEmail"
 	KeyRetain                 = "retain"
+	KeyUsagePlans             = "usagePlans"
 )
 
 // The domain's name is doclib-<customer> and may have 28 characters; a
@@ -252,6 +259,7 @@ func ParseConfig(get func(key string) any) (Config, error) {
 		return nil
 	})
 	p.bool(KeyRetain, &c.Retain)
+	p.bool(KeyUsagePlans, &c.UsagePlans)
 	return c, p.err
 }
 

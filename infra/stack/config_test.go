@@ -19,7 +19,7 @@ func TestParseConfigDefaults(t *testing.T) {
 	}
 	want := Config{Customer: "demo", Search: "domain", OpenSearchSize: "standard", DomainInstanceType: "r7g.large.search", DomainInstanceCount: 2,
 		DomainVolumeGB: 100, DomainZones: 2, BedrockModel: "amazon.titan-embed-text-v2:0", EmbedDimensions: 1024, KeyLimit: 100, IPLimit: 300,
-		StageRateLimit: 1000, StageBurstLimit: 2000, AuthorizerCacheSeconds: 60, AuthorizerReservedConcurrency: 0, LogRetentionDays: 90, Retain: true}
+		StageRateLimit: 1000, StageBurstLimit: 2000, AuthorizerCacheSeconds: 60, AuthorizerReservedConcurrency: 0, LogRetentionDays: 90, Retain: true, UsagePlans: true}
 	if c != want {
 		t.Fatalf("defaults are %+v, want %+v (update infra/README.md with them)", c, want)
 	}
@@ -34,7 +34,7 @@ func TestParseConfigReadsEveryKey(t *testing.T) {
 		KeyDomainInstanceCount: "4", KeyDomainVolumeGB: float64(200), KeyBedrockModel: "amazon.titan-embed-text-v2:0",
 		KeyEmbedDimensions: "512", KeyKeyLimit: " 120 ", KeyIPLimit: float64(600), KeyAuthorizerCacheSeconds: "0",
 		KeyLogRetentionDays: "365", KeyAlarmEmail: "ops@example.com", KeyStageRateLimit: "50", KeyStageBurstLimit: float64(80),
-		KeyAuthorizerConcurrency: "20", KeyRetain: false,
+		KeyAuthorizerConcurrency: "20", KeyRetain: false, KeyUsagePlans: "false",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -84,6 +84,7 @@ func TestParseConfigErrorsNameTheKey(t *testing.T) {
 		{KeyDomainInstanceCount, "3", "multiple of 2"},
 		{KeyOpenSearchSize, "huge", "small, standard, large"},
 		{KeyRetain, "no", "true or false"},
+		{KeyUsagePlans, float64(0), "true or false"},
 		{KeyDomainInstanceCount, "two", "not a whole number"},
 		{KeyDomainVolumeGB, "5", "from 10"},
 		{KeyDomainInstanceType, "r7g.large", "instance type"},

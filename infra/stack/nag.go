@@ -82,12 +82,14 @@ func suppressFindings(s awscdk.Stack, cfg Config, a *api, search *searchBackend,
 		suppress(operator, "AwsSolutions-IAM5", reasonDomainPaths, paths)
 	}
 	suppress(operator, "AwsSolutions-IAM5", reasonListMappings, "Resource::*")
-	apigw := "Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::"
-	keys := []string{apigw + "/apikeys/*", apigw + "/tags/*"}
-	for _, tier := range Tiers {
-		keys = append(keys, apigw+"/usageplans/<"+ref(a.plans[tier].Node().DefaultChild())+">/keys/*")
+	if cfg.UsagePlans {
+		apigw := "Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::"
+		keys := []string{apigw + "/apikeys/*", apigw + "/tags/*"}
+		for _, tier := range Tiers {
+			keys = append(keys, apigw+"/usageplans/<"+ref(a.plans[tier].Node().DefaultChild())+">/keys/*")
+		}
+		suppress(fns[lambdaapp.FunctionIndexer].role, "AwsSolutions-IAM5", reasonAPIKeys, keys...)
 	}
-	suppress(fns[lambdaapp.FunctionIndexer].role, "AwsSolutions-IAM5", reasonAPIKeys, keys...)
 	for _, f := range fns {
 		suppress(f.role, "AwsSolutions-IAM5", reasonXRay, "Resource::*")
 	}

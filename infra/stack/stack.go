@@ -68,8 +68,10 @@ func New(scope constructs.Construct, cfg Config, bins Binaries) (awscdk.Stack, e
 
 	api := newAPI(s, cfg, fns)
 	indexer := fns[lambdaapp.FunctionIndexer]
-	indexer.fn.AddEnvironment(jsii.String(settings.EnvUsagePlans), api.usagePlansEnv(cfg.Customer), nil)
-	grantUsageKeys(indexer.role, cfg.Customer, api.planIDs())
+	if cfg.UsagePlans {
+		indexer.fn.AddEnvironment(jsii.String(settings.EnvUsagePlans), api.usagePlansEnv(cfg.Customer), nil)
+		grantUsageKeys(indexer.role, cfg.Customer, api.planIDs())
+	}
 	failed, mapping := connectStream(s, table, indexer)
 	grantReindex(operator, table, search, cfg.BedrockModel, mapping)
 	newWAF(s, cfg, api)
@@ -81,9 +83,11 @@ func New(scope constructs.Construct, cfg Config, bins Binaries) (awscdk.Stack, e
 	output("ApiUrl", *api.rest.Url(), "Base URL of the API: append a route, e.g. <ApiUrl>libraries")
 	output("TableName", *table.TableName(), "DynamoDB table (doclib-admin --table)")
 	output("OpenSearchEndpoint", *search.endpoint, "OpenSearch "+cfg.Search+" endpoint ("+search.service+")")
-	output("UsagePlans", *api.usagePlansEnv(cfg.Customer), "Usage plan per tier, as "+settings.EnvUsagePlans+" takes them")
-	for _, tier := range Tiers {
-		output("UsagePlan"+fnID(tier), *api.plans[tier].UsagePlanId(), "Usage plan of "+tier+" workspaces")
+	if cfg.UsagePlans {
+		output("UsagePlans", *api.usagePlansEnv(cfg.Customer), "Usage plan per tier, as "+settings.EnvUsagePlans+" takes them")
+		for _, tier := range Tiers {
+			output("UsagePlan"+fnID(tier), *api.plans[tier].UsagePlanId(), "Usage plan of "+tier+" workspaces")
+		}
 	}
 	output("Region", *awscdk.Aws_REGION(), "Region of the stack")
 	output("OperatorRoleArn", *operator.RoleArn(), "Role that doclib-admin reindex assumes (a profile with role_arn): the only identity besides the functions that the domain admits")

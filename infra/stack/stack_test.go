@@ -590,7 +590,7 @@ func TestOpenSearchDomain(t *testing.T) {
 // checks that each suppression is on a resource and says why.
 func TestCdkNagAwsSolutions(t *testing.T) {
 	for _, variant := range []map[string]any{defaultContext, customContext,
-		{KeyOpenSearchSize: sizeSmall}, {KeyOpenSearchSize: sizeLarge}, {KeyRetain: "false"}} {
+		{KeyOpenSearchSize: sizeSmall}, {KeyOpenSearchSize: sizeLarge}, {KeyRetain: "false"}, {KeyUsagePlans: "false"}} {
 		s := synth(t, variant)
 		for _, m := range s.messages {
 			data := ""
@@ -766,5 +766,40 @@ func TestRetain(t *testing.T) {
 		if d := s.one(t, "AWS::ApiGateway::Account").Deletion; d != "Retain" {
 			t.Errorf("retain=%v: API Gateway's account settings have DeletionPolicy %q; other stacks' APIs log through them", retain, d)
 		}
+	}
+}
+
+// TestWithoutUsagePlans: usagePlans=false leaves the per-key limit to the
+// function: no usage plan, no method requiring an API key, no key source,
+// and the indexer neither told of plans nor allowed to touch API keys.
+func TestWithoutUsagePlans(t *testing.T) {
+	s := synth(t, map[string]any{KeyUsagePlans: "false"})
+	if n := len(s.resources("AWS::ApiGateway::UsagePlan")); n != 0 {
+		t.Errorf("%d usage plans", n)
+	}
+	if src := s.one(t, "AWS::ApiGateway::RestApi").Props["ApiKeySourceType"]; src != nil {
+		t.Errorf("API key source %v", src)
+	}
+	for _, m := range s.resources("AWS::ApiGateway::Method") {
+		if m.Props["ApiKeyRequired"] == true {
+			t.Errorf("method %s requires an API key", m.ID)
+		}
+	}
+	for _, fn := range s.resources("AWS::Lambda::Function") {
+		env, _ := fn.Props["Environment"].(map[string]any)
+		vars, _ := env["Variables"].(map[string]any)
+		if _, ok := vars[settings.EnvUsagePlans]; ok {
+			t.Errorf("function %s is given %s", fn.ID, settings.EnvUsagePlans)
+		}
+	}
+	for _, st := range s.identityStatements() {
+		for _, a := range st.actions {
+			if strings.HasPrefix(a, "apigateway:") {
+				t.Errorf("a role may still %s on %v", a, st.resources)
+			}
+		}
+	}
+	if _, ok := s.json["Outputs"].(map[string]any)["UsagePlans"]; ok {
+		t.Error("a UsagePlans output without plans")
 	}
 }

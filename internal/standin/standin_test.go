@@ -313,3 +313,56 @@ func TestColdStarts(t *testing.T) {
 		t.Logf("%s: %d cold starts; first: init %v, first answer %v", name, len(cs), cs[0].Init, cs[0].FirstAnswer)
 	}
 }
+
+// TestWithoutUsagePlans runs a stack synthesized with usagePlans=false: keys
+// work with no API Gateway key behind them, the gateway never throttles a
+// key, and the function's own limiter alone answers 429 past the key's limit.
+func TestWithoutUsagePlans(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the stand-in synthesizes and runs the whole stack; not in -short")
+	}
+	root, _ := filepath.Abs("../..")
+	a, err := standin.Synth(root, t.TempDir(), map[string]string{"customer": "noplans", "usagePlans": "false", "keyLimit": "20"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := dynalitetest.Start(t)
+	d, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var logs syncBuffer
+	s, err := standin.Start(ctx, standin.Options{Assembly: a, DynamoDB: db.Endpoint, Data: d, Logs: &logs, Run: "np"})
+	if err != nil {
+		t.Fatalf("stand-in: %v\n%s", err, tail(logs.String(), 60))
+	}
+	defer s.Close()
+	if n := len(s.Template.OfType("AWS::ApiGateway::UsagePlan")); n != 0 {
+		t.Fatalf("%d usage plans in a stack without them", n)
+	}
+	c := clientFrom("127.0.0.9")
+	ok := 0
+	for i := 0; i < 60; i++ {
+		resp, body := get(t, c, s.URL+"/libraries", "dlk_demo_no_recordings")
+		switch {
+		case resp.StatusCode == 200:
+			ok++
+		case resp.StatusCode == http.StatusTooManyRequests && gatewayMade(resp):
+			t.Fatalf("request %d: the gateway throttled a key with no usage plan: %s", i+1, body)
+		case resp.StatusCode == http.StatusTooManyRequests:
+			if ok != 20 {
+				t.Errorf("the function refused request %d after %d answers, want 20 (keyLimit)", i+1, ok)
+			}
+			rateLimited(t, resp, body)
+			for _, d := range s.Checker.Denials() {
+				t.Errorf("AWS denied a function's call: %+v", d)
+			}
+			return
+		default:
+			t.Fatalf("request %d: %d %s", i+1, resp.StatusCode, body)
+		}
+	}
+	t.Fatalf("60 requests with a limit of 20 and no 429\n%s", tail(logs.String(), 40))
+}
