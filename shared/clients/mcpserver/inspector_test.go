@@ -262,7 +262,7 @@ func checkWithInspector(t *testing.T, bin string, target ...string) {
 // The inspector against Run's streamable HTTP transport, in process.
 func TestInspectorOverHTTP(t *testing.T) {
 	bin := inspector(t)
-	url, _ := runHTTP(t, newAPI(t))
+	url, _, _ := runHTTP(t, newAPI(t))
 	checkWithInspector(t, bin, url, "--transport", "http")
 }
 

@@ -15,11 +15,11 @@ import (
 )
 
 // runHTTP starts Run on a free loopback port and returns the URL it logged,
-// and a stop function that ends ctx and returns Run's error.
-func runHTTP(t *testing.T, a *apiServer) (url string, stop func() error) {
+// a stop function that ends ctx and returns Run's error, and Run's log.
+func runHTTP(t *testing.T, a *apiServer) (url string, stop func() error, logs *logBuffer) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	logs := &logBuffer{}
+	logs = &logBuffer{}
 	done := make(chan error, 1)
 	go func() {
 		done <- Run(ctx, Options{Client: newClient(t, a.URL, keyFull), Version: "test", HTTPAddr: "127.0.0.1:0", Logger: logs.logger()})
@@ -48,7 +48,7 @@ func runHTTP(t *testing.T, a *apiServer) (url string, stop func() error) {
 	re := regexp.MustCompile(`url=(http://127\.0\.0\.1:\d+/mcp)`)
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if m := re.FindStringSubmatch(logs.String()); m != nil {
-			return m[1], stop
+			return m[1], stop, logs
 		}
 		select {
 		case err := <-done:
@@ -57,11 +57,11 @@ func runHTTP(t *testing.T, a *apiServer) (url string, stop func() error) {
 		}
 	}
 	t.Fatalf("Run never logged its URL:\n%s", logs)
-	return "", nil
+	return "", nil, nil
 }
 
 func TestRunServesStreamableHTTPUntilCtxEnds(t *testing.T) {
-	url, stop := runHTTP(t, newAPI(t))
+	url, stop, logs := runHTTP(t, newAPI(t))
 	ctx := context.Background()
 	// The default client keeps a standalone event stream (a GET) open for
 	// the whole session: shutdown must end it, not wait for it.
@@ -88,12 +88,13 @@ func TestRunServesStreamableHTTPUntilCtxEnds(t *testing.T) {
 		t.Fatalf("get_document over HTTP: %v %v", err, call)
 	}
 
-	start := time.Now()
 	if err := stop(); err != nil {
 		t.Errorf("Run: %v, want nil after ctx ends", err)
 	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("shutdown took %s: the open event stream held it up", d)
+	// Had the open event stream held shutdown up, it would have run out its
+	// grace period and said so; ending the stream lets it finish gracefully.
+	if strings.Contains(logs.String(), "cut off") {
+		t.Errorf("shutdown waited out its grace period: the open event stream held it up\n%s", logs)
 	}
 	if _, err := cs.ListTools(ctx, nil); err == nil {
 		t.Error("the server still answers after shutdown")
@@ -103,7 +104,7 @@ func TestRunServesStreamableHTTPUntilCtxEnds(t *testing.T) {
 // A web page in a browser must not reach the tools (and the key behind them)
 // of a server on the user's machine.
 func TestRunRefusesBrowserPagesOfOtherSites(t *testing.T) {
-	url, _ := runHTTP(t, newAPI(t))
+	url, _, _ := runHTTP(t, newAPI(t))
 	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"page","version":"1"}}}`
 	for name, headers := range map[string]map[string]string{
 		"cross-site fetch": {"Origin": "http://evil.example", "Sec-Fetch-Site": "cross-site"},
@@ -131,7 +132,7 @@ func TestRunRefusesBrowserPagesOfOtherSites(t *testing.T) {
 }
 
 func TestRunRefusesAnAddressInUse(t *testing.T) {
-	url, _ := runHTTP(t, newAPI(t))
+	url, _, _ := runHTTP(t, newAPI(t))
 	addr := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/mcp")
 	err := Run(context.Background(), Options{Client: newClient(t, "http://127.0.0.1:1", keyFull), HTTPAddr: addr})
 	if err == nil || !strings.Contains(err.Error(), addr) {
