@@ -6,6 +6,7 @@ package embedtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"math"
@@ -111,5 +112,37 @@ func CheckLive(ctx context.Context, t testing.TB, e search.Embedder) {
 	t.Logf("paraphrases %.3f, unrelated %.3f and %.3f", para, off1, off2)
 	if para <= off1 || para <= off2 {
 		t.Errorf("the paraphrases (%.3f) are not closer than the unrelated text (%.3f, %.3f)", para, off1, off2)
+	}
+}
+
+// CheckCancelStopsInFlight cancels an Embed of six texts 100 ms in, against a
+// server that holds every request and allows three at once: the call must
+// end with context.Canceled (not search.ErrEmbedder), having sent only the
+// first wave of three requests, each of which the server must see cancelled.
+// requests and cancelled read the server's counts.
+func CheckCancelStopsInFlight(t testing.TB, e search.Embedder, requests, cancelled func() int64) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	start := time.Now()
+	_, err := e.Embed(ctx, Texts(6))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v, want context.Canceled", err)
+	}
+	if errors.Is(err, search.ErrEmbedder) {
+		t.Errorf("a cancelled call wraps ErrEmbedder: %v", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("Embed took %s after the cancel", d)
+	}
+	if n := requests(); n != 3 {
+		t.Errorf("%d requests, want 3 (the first wave only, not retried)", n)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for cancelled() < 3 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := cancelled(); n != 3 {
+		t.Errorf("the server saw %d of 3 requests cancelled", n)
 	}
 }

@@ -670,29 +670,7 @@ func TestCancelStopsInFlight(t *testing.T) {
 		}
 	})
 	e, _ := newTestEmbedder(t, Config{Client: newClient(srv.URL, 3), Concurrency: 3})
-	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(100*time.Millisecond, cancel)
-	start := time.Now()
-	_, err := e.Embed(ctx, embedtest.Texts(6))
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("error %v, want context.Canceled", err)
-	}
-	if errors.Is(err, search.ErrEmbedder) {
-		t.Errorf("a cancelled call wraps ErrEmbedder: %v", err)
-	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("Embed took %s after the cancel", d)
-	}
-	if n := srv.requests.Load(); n != 3 {
-		t.Errorf("%d requests, want 3 (the first wave only, not retried)", n)
-	}
-	deadline := time.Now().Add(2 * time.Second)
-	for cancelled.Load() < 3 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if n := cancelled.Load(); n != 3 {
-		t.Errorf("the server saw %d of 3 requests cancelled", n)
-	}
+	embedtest.CheckCancelStopsInFlight(t, e, srv.requests.Load, cancelled.Load)
 }
 
 func TestCancelDuringBackoff(t *testing.T) {
