@@ -60,6 +60,18 @@ const (
 	EnvOpenSearchPassword = "DOCLIB_OPENSEARCH_PASSWORD"
 )
 
+// The embedded search tier on Lambda (infra -c search=embedded): the indexer
+// publishes snapshots of the search index to a bucket, and the search
+// function serves the newest (docs/search-tiers.md).
+const (
+	// EnvSnapshotBucket is the S3 bucket of the snapshots; with EnvSearch
+	// "embedded" the functions use it instead of OpenSearch.
+	EnvSnapshotBucket = "DOCLIB_SNAPSHOT_BUCKET"
+	// EnvSnapshotPoll is how often, at most, the search function looks for a
+	// newer snapshot, as a Go duration ("5s", the default).
+	EnvSnapshotPoll = "DOCLIB_SNAPSHOT_POLL"
+)
+
 // The search rules' overrides (Rules.Flags).
 const (
 	EnvSemanticThreshold   = "DOCLIB_SEMANTIC_THRESHOLD"
@@ -72,7 +84,9 @@ const (
 const (
 	// EnvData is a data-set file to serve instead of the demo.
 	EnvData = "DOCLIB_DATA"
-	// EnvStore is memory or dynamodb; EnvSearch is embedded or opensearch.
+	// EnvStore is memory or dynamodb; EnvSearch is embedded or opensearch
+	// (the Lambda functions read it too: embedded means the snapshots of
+	// EnvSnapshotBucket).
 	EnvStore  = "DOCLIB_STORE"
 	EnvSearch = "DOCLIB_SEARCH"
 	// EnvAddr is the HOST:PORT it listens on.
