@@ -39,6 +39,15 @@ type Index interface {
 	Delete(ctx context.Context, ids []string) error
 }
 
+// Committer is an Index that holds its writes until Commit: the snapshot
+// writer of the embedded tier, which publishes a whole new snapshot per
+// commit. An indexer commits once per batch, after its Upserts and Deletes,
+// so that a burst of changes costs one snapshot; a failed commit fails the
+// batch's documents, whose records then come back.
+type Committer interface {
+	Commit(ctx context.Context) error
+}
+
 // DocumentText is what a document's vector is made from, for every backend: the
 // title twice (it says what the document is about), then the content in
 // template order. Labels are left out: tags such as "urgent" say how a document

@@ -365,6 +365,14 @@ func (x *Indexer) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 	}
 
 	failedDocs := x.index(ctx, slices.Sorted(maps.Keys(docRecords)))
+	if c, ok := x.Index.(search.Committer); ok && len(docRecords) > 0 {
+		if err := c.Commit(ctx); err != nil {
+			log.Error("indexer: commit the batch's index writes", "documents", len(docRecords), "error", err)
+			for id := range docRecords {
+				failedDocs[id] = true
+			}
+		}
+	}
 	for id := range failedDocs {
 		for _, i := range docRecords[id] {
 			failed[i] = true

@@ -567,3 +567,57 @@ func image(kv ...string) map[string]events.DynamoDBAttributeValue {
 	}
 	return m
 }
+
+// committingIndex is an Index that holds writes until Commit, as the
+// embedded tier's snapshot writer does.
+type committingIndex struct {
+	*fakeIndex
+	commits   int
+	failNext  bool
+	committed []string // the upserted IDs at the last successful commit
+}
+
+func (x *committingIndex) Commit(context.Context) error {
+	x.commits++
+	if x.failNext {
+		x.failNext = false
+		return errors.New("snapshot: put: 503 SlowDown")
+	}
+	x.committed = x.upserted()
+	return nil
+}
+
+// A batch is committed once, however many documents and Upserts it holds; a
+// failed commit fails every record that touched a document, and the retry
+// commits.
+func TestCommitOncePerBatch(t *testing.T) {
+	src, idx := world(), &committingIndex{fakeIndex: newFakeIndex()}
+	x := newIndexer(t, src, idx)
+	x.BatchSize = 1 // one Upsert per document
+	ev := events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{
+		record("MODIFY", "30", "DOC#doc_it_001", "A", image("title", "a"), image("title", "b")),
+		record("MODIFY", "31", "DOC#doc_it_002", "A", image("title", "a"), image("title", "b")),
+		record("MODIFY", "32", "DOC#doc_fin_001", "A", image("title", "a"), image("title", "b")),
+	}}
+	idx.failNext = true
+	if failed := handle(t, x, ev); !slices.Equal(failed, []string{"30", "31", "32"}) {
+		t.Fatalf("a failed commit failed records %v; want all three", failed)
+	}
+	if idx.commits != 1 || len(idx.upserts) != 3 {
+		t.Fatalf("%d commits over %d upserts; want 1 commit", idx.commits, len(idx.upserts))
+	}
+	if failed := handle(t, x, ev); len(failed) != 0 {
+		t.Fatalf("the retry failed %v", failed)
+	}
+	if idx.commits != 2 || !slices.Equal(idx.committed, []string{"doc_fin_001", "doc_fin_001", "doc_it_001", "doc_it_001", "doc_it_002", "doc_it_002"}) {
+		t.Fatalf("after the retry: %d commits, committed %v", idx.commits, idx.committed)
+	}
+	// A batch that touches no document commits nothing.
+	none := events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{
+		record("MODIFY", "33", "WS#ws_x", "LIB#lib_x", image("name", "a"), image("name", "b")),
+	}}
+	handle(t, x, none)
+	if idx.commits != 2 {
+		t.Fatalf("a batch without documents committed (%d commits)", idx.commits)
+	}
+}
