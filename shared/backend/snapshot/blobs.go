@@ -1,0 +1,59 @@
+// Package snapshot is the embedded search tier's index in an object store:
+// the indexer keeps every document's index document (search.IndexDoc: its
+// searchable text, labels, filters and vectors) in one snapshot, writes it
+// whole as a new version of one key and then publishes it by rewriting a
+// small pointer object with a conditional write; the search function loads
+// the snapshot the pointer names, builds the embedded engine over it, and
+// looks for a newer pointer at most every few seconds.
+package snapshot
+
+import (
+	"context"
+	"errors"
+	"io"
+)
+
+// Blobs is the object store the snapshots live in: an S3 bucket with
+// versioning on (package s3blobs), or memory in tests. Its calls are safe
+// for concurrent use.
+type Blobs interface {
+	// Get reads an object: its current version, or opt.Version when set.
+	// A missing key or version is ErrNotFound; with opt.IfNoneMatch equal to
+	// the current version's ETag it is ErrNotModified. The caller closes the
+	// body.
+	Get(ctx context.Context, key string, opt GetOptions) (io.ReadCloser, Object, error)
+	// Put writes body, size bytes, whole, as key's new current version, if
+	// cond holds (ErrConflict when it does not). A Put that fails leaves the
+	// current version as it was.
+	Put(ctx context.Context, key string, body io.ReadSeeker, size int64, cond Condition) (Object, error)
+}
+
+// GetOptions choose what Get reads.
+type GetOptions struct {
+	// Version reads that version of the key rather than the current one.
+	Version string
+	// IfNoneMatch is an ETag: Get answers ErrNotModified when the current
+	// version still has it.
+	IfNoneMatch string
+}
+
+// Condition is the precondition of a Put (S3's conditional writes).
+type Condition struct {
+	// IfMatch is the ETag the current version must have.
+	IfMatch string
+	// IfNoneMatch requires that the key have no current version.
+	IfNoneMatch bool
+}
+
+// Object describes one version of a key.
+type Object struct {
+	ETag, Version string
+	Size          int64
+}
+
+// Errors of Blobs.
+var (
+	ErrNotFound    = errors.New("snapshot: no such object")
+	ErrNotModified = errors.New("snapshot: not modified")
+	ErrConflict    = errors.New("snapshot: the object changed since it was read")
+)
