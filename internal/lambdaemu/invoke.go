@@ -91,7 +91,7 @@ func (p *Pool) execute(in *instance, payload []byte) (Result, error) {
 				return res, err
 			}
 			if fail != nil {
-				return p.finish(res, ev, start, initDuration, *fail), nil
+				return p.finish(res, ev, start, initDuration, *fail, nil), nil
 			}
 		} else {
 			ev.deadline = start.Add(p.fn.Timeout)
@@ -109,13 +109,13 @@ func (p *Pool) execute(in *instance, payload []byte) (Result, error) {
 		if gone {
 			a = exitAnswer(ev.id, pr.exitReason)
 		}
-		return p.finish(res, ev, start, initDuration, a), nil
+		return p.finish(res, ev, start, initDuration, a, pr), nil
 	}
 }
 
 // finish logs the invoke's end as Lambda's platform lines do and returns
-// its result.
-func (p *Pool) finish(res Result, ev *event, start time.Time, initDuration time.Duration, a answer) Result {
+// its result; pr is the process that ran it (nil when none did).
+func (p *Pool) finish(res Result, ev *event, start time.Time, initDuration time.Duration, a answer, pr *proc) Result {
 	res.Payload = a.payload
 	if a.failed {
 		res.FunctionError = "Unhandled"
@@ -123,6 +123,12 @@ func (p *Pool) finish(res Result, ev *event, start time.Time, initDuration time.
 	took := time.Since(start) - initDuration
 	line := fmt.Sprintf("REPORT RequestId: %s\tDuration: %.2f ms\tBilled Duration: %d ms\tMemory Size: %d MB",
 		ev.id, float64(took)/float64(time.Millisecond), took.Milliseconds()+1, p.fn.MemoryMB)
+	if pr != nil {
+		if peak, ok := pr.peakMemory(); ok {
+			res.MaxMemoryMB = int((peak + 1<<20 - 1) >> 20)
+			line += fmt.Sprintf("\tMax Memory Used: %d MB", res.MaxMemoryMB)
+		}
+	}
 	if res.Cold {
 		line += fmt.Sprintf("\tInit Duration: %.2f ms", float64(initDuration)/float64(time.Millisecond))
 	}

@@ -98,6 +98,10 @@ type Result struct {
 	FunctionError string // "" on success, "Unhandled" on error (as Lambda's X-Amz-Function-Error)
 	Instance      int    // which instance (execution environment, from 1) served it
 	Cold          bool   // whether this invocation started the instance's process
+	// MaxMemoryMB is the process's peak resident memory so far, in MiB
+	// rounded up, as Lambda's REPORT line gives "Max Memory Used"; 0 where
+	// the host does not say (it is read from /proc on Linux).
+	MaxMemoryMB int
 }
 
 // ColdStart is one process start of an instance, for measuring what init

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -537,5 +538,27 @@ func TestClose(t *testing.T) {
 	}
 	if _, err := p.Invoke(context.Background(), []byte(`{}`)); !errors.Is(err, ErrClosed) {
 		t.Errorf("invoke after Close: %v, want ErrClosed", err)
+	}
+}
+
+// TestMaxMemoryUsed: the REPORT line and the result give the process's peak
+// resident memory, as Lambda's "Max Memory Used" does, and it grows with
+// what the function holds.
+func TestMaxMemoryUsed(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the peak resident memory is read from /proc")
+	}
+	var logs syncBuffer
+	p := start(t, "fn", Function{Logs: &logs})
+	before := invoke(t, p, `{"op":"sleep","ms":1}`)
+	if before.MaxMemoryMB <= 0 {
+		t.Fatalf("MaxMemoryMB %d after an invoke; want the process's peak", before.MaxMemoryMB)
+	}
+	after := invoke(t, p, `{"op":"hold","size":64}`)
+	if after.MaxMemoryMB < before.MaxMemoryMB+64 {
+		t.Errorf("after holding 64 MiB the peak is %d MiB, was %d", after.MaxMemoryMB, before.MaxMemoryMB)
+	}
+	if want := fmt.Sprintf("Max Memory Used: %d MB", after.MaxMemoryMB); !strings.Contains(logs.String(), want) {
+		t.Errorf("no REPORT line with %q in:\n%s", want, logs.String())
 	}
 }

@@ -48,6 +48,9 @@ func main() {
 	lambda.Start(handle)
 }
 
+// held keeps what "hold" allocated alive across invokes.
+var held [][]byte
+
 func handle(ctx context.Context, ev event) (any, error) {
 	switch ev.Op {
 	case "echo":
@@ -75,6 +78,10 @@ func handle(ctx context.Context, ev event) (any, error) {
 		os.Exit(3)
 	case "hang":
 		time.Sleep(time.Hour)
+	case "hold":
+		// Touch Size MiB and keep it: the peak resident memory must show it.
+		held = append(held, bytes.Repeat([]byte{1}, ev.Size<<20))
+		return map[string]any{"held": len(held)}, nil
 	case "big":
 		return json.RawMessage(append(append([]byte{'"'}, bytes.Repeat([]byte("x"), ev.Size-2)...), '"')), nil
 	}
