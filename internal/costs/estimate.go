@@ -1,0 +1,246 @@
+package costs
+
+import (
+	"fmt"
+	"math"
+)
+
+// HoursPerMonth is AWS's month for hourly prices.
+const HoursPerMonth = 730
+
+// Domain is one OpenSearch size (infra/stack/sizes.go).
+type Domain struct {
+	Name        string
+	DataType    string
+	DataCount   int
+	VolumeGB    int // per data node
+	MasterType  string
+	MasterCount int
+}
+
+// Domains are the sizes of -c search=domain, as infra/stack/sizes.go makes them.
+var Domains = []Domain{
+	{Name: "small", DataType: "r7g.medium.search", DataCount: 1, VolumeGB: 20},
+	{Name: "standard", DataType: "r7g.large.search", DataCount: 2, VolumeGB: 100},
+	{Name: "large", DataType: "r7g.xlarge.search", DataCount: 3, VolumeGB: 200, MasterType: "m7g.large.search", MasterCount: 3},
+}
+
+// Function is a Lambda function's share of one request.
+type Function struct {
+	MemoryMB   int
+	DurationMS float64 // billed duration of a warm invocation
+	InitMS     float64 // a cold start's INIT phase, billed since August 2025
+}
+
+// Assumptions are the inputs that are not prices. Each is a guess to be
+// replaced by a measurement (docs/performance.md) when there is one.
+type Assumptions struct {
+	// Per stack.
+	WAFRules        int     // the per-IP rate rule
+	AlarmsDomain    int     // infra/stack/alarms.go with a domain
+	AlarmsEmbedded  int     // the same without the seven domain alarms
+	TableGB         float64 // table size, with point-in-time recovery
+	SnapshotMB      float64 // one snapshot of the embedded index (10k documents)
+	SnapshotsKept   int     // the current one and the noncurrent versions kept
+	LogRetentionMon float64 // months a log byte is stored (logRetentionDays 90)
+
+	// Per request (reads and searches alike).
+	RateLimitWrites float64 // write units: the per-key and per-workspace windows
+	ReadUnits       float64 // read units of the request's items
+	LogBytes        float64 // access log plus the function's JSON log
+	XRaySampled     float64 // share of requests X-Ray records
+	ColdStartShare  float64 // share of invocations that start an environment
+	Read            Function
+
+	// Per search.
+	LedgerWrites      float64 // the credit ledger's write units
+	QueryTokens       float64 // Titan tokens of a query
+	SearchDomain      Function
+	SearchEmbedded    Function
+	PointerGetsPerHit float64 // conditional GETs of the snapshot pointer per search
+
+	// Per document change.
+	ChangesPerSnapshot float64 // stream records the indexer folds into one snapshot
+	PutsPerSnapshot    float64 // multipart upload of the snapshot, and the pointer
+	SnapshotWriteMS    float64 // the indexer's time to encode and upload a snapshot
+	IndexerMemoryMB    int
+	DocTokens          float64 // Titan tokens of a document
+	ItemsPerDoc        float64 // table items an import writes per document
+}
+
+// Assumed are the assumptions behind the README's table (docs/costs.md says why).
+var Assumed = Assumptions{
+	WAFRules:        1,
+	AlarmsDomain:    22,
+	AlarmsEmbedded:  15,
+	TableGB:         1,
+	SnapshotMB:      60,
+	SnapshotsKept:   5,
+	LogRetentionMon: 3,
+
+	RateLimitWrites: 2,
+	ReadUnits:       3,
+	LogBytes:        800,
+	XRaySampled:     0.08,
+	ColdStartShare:  0.01,
+	Read:            Function{MemoryMB: 1024, DurationMS: 20, InitMS: 300},
+
+	LedgerWrites:      1,
+	QueryTokens:       8,
+	SearchDomain:      Function{MemoryMB: 1024, DurationMS: 100, InitMS: 300},
+	SearchEmbedded:    Function{MemoryMB: 2048, DurationMS: 90, InitMS: 2000},
+	PointerGetsPerHit: 0.2,
+
+	ChangesPerSnapshot: 50,
+	PutsPerSnapshot:    7,
+	SnapshotWriteMS:    1500,
+	IndexerMemoryMB:    1024,
+	DocTokens:          350,
+	ItemsPerDoc:        9,
+}
+
+// Line is one item of an estimate: what, how it is computed, and dollars.
+type Line struct {
+	What string
+	How  string
+	USD  float64
+}
+
+// Estimate is a sum of lines.
+type Estimate []Line
+
+// Total is the estimate's sum.
+func (e Estimate) Total() float64 {
+	t := 0.0
+	for _, l := range e {
+		t += l.USD
+	}
+	return t
+}
+
+func (p PriceList) hour(t string) float64 {
+	pr, ok := p.OpenSearchHour[t]
+	if !ok {
+		panic("costs: no price for " + t)
+	}
+	return pr.USD
+}
+
+// fixed is what every stack pays each month whatever its traffic.
+func fixed(p PriceList, a Assumptions, alarms int) Estimate {
+	return Estimate{
+		{"WAF web ACL and its rate rule", fmt.Sprintf("$%.2f + %d × $%.2f", p.WAFWebACL.USD, a.WAFRules, p.WAFRule.USD), p.WAFWebACL.USD + float64(a.WAFRules)*p.WAFRule.USD},
+		{"CloudWatch alarms", fmt.Sprintf("%d × $%.2f", alarms, p.Alarm.USD), float64(alarms) * p.Alarm.USD},
+		{"DynamoDB storage and point-in-time recovery", fmt.Sprintf("%.0f GB × ($%.2f + $%.2f)", a.TableGB, p.DynamoStorage.USD, p.DynamoPITR.USD), a.TableGB * (p.DynamoStorage.USD + p.DynamoPITR.USD)},
+	}
+}
+
+// AtRestDomain is a month of a domain stack with no traffic.
+func AtRestDomain(p PriceList, a Assumptions, d Domain) Estimate {
+	e := Estimate{
+		{"OpenSearch data nodes", fmt.Sprintf("%d × %s × $%.3f/h × %d h", d.DataCount, d.DataType, p.hour(d.DataType), HoursPerMonth), float64(d.DataCount) * p.hour(d.DataType) * HoursPerMonth},
+		{"OpenSearch gp3 volumes", fmt.Sprintf("%d × %d GB × $%.3f", d.DataCount, d.VolumeGB, p.OpenSearchGP3.USD), float64(d.DataCount*d.VolumeGB) * p.OpenSearchGP3.USD},
+	}
+	if d.MasterCount > 0 {
+		e = append(e, Line{"OpenSearch dedicated masters", fmt.Sprintf("%d × %s × $%.3f/h × %d h", d.MasterCount, d.MasterType, p.hour(d.MasterType), HoursPerMonth), float64(d.MasterCount) * p.hour(d.MasterType) * HoursPerMonth})
+	}
+	return append(e, fixed(p, a, a.AlarmsDomain)...)
+}
+
+// AtRestEmbedded is a month of an embedded stack with no traffic: no warm
+// search function, so no pointer polling either.
+func AtRestEmbedded(p PriceList, a Assumptions) Estimate {
+	gb := a.SnapshotMB * float64(a.SnapshotsKept) / 1000
+	return append(fixed(p, a, a.AlarmsEmbedded),
+		Line{"S3 snapshots (current and noncurrent versions)", fmt.Sprintf("%d × %.0f MB × $%.3f", a.SnapshotsKept, a.SnapshotMB, p.S3Storage.USD), gb * p.S3Storage.USD})
+}
+
+// lambda is a million invocations of f, cold starts included.
+func lambda(p PriceList, a Assumptions, f Function, what string) Estimate {
+	gb := float64(f.MemoryMB) / 1024
+	return Estimate{
+		{what + ": requests", fmt.Sprintf("1M × $%.2f/M", p.LambdaRequest.USD*1e6), 1e6 * p.LambdaRequest.USD},
+		{what + ": duration", fmt.Sprintf("1M × %.0f ms × %.0f GB × $%.10f", f.DurationMS, gb, p.LambdaGBSecond.USD), 1e6 * f.DurationMS / 1000 * gb * p.LambdaGBSecond.USD},
+		{what + ": cold starts (INIT billed)", fmt.Sprintf("%.0f%% × 1M × %.0f ms × %.0f GB", a.ColdStartShare*100, f.InitMS, gb), a.ColdStartShare * 1e6 * f.InitMS / 1000 * gb * p.LambdaGBSecond.USD},
+	}
+}
+
+// request is what a million API requests cost whatever they ask.
+func request(p PriceList, a Assumptions) Estimate {
+	logGB := 1e6 * a.LogBytes / 1e9
+	return Estimate{
+		{"API Gateway REST", "1M × $3.50/M", 1e6 * p.APIGatewayREST.USD},
+		{"WAF requests", "1M × $0.60/M", 1e6 * p.WAFRequest.USD},
+		{"DynamoDB rate-limit writes", fmt.Sprintf("%.0f WRU × $%.3f/M", a.RateLimitWrites, p.DynamoWrite.USD*1e6), a.RateLimitWrites * 1e6 * p.DynamoWrite.USD},
+		{"DynamoDB reads", fmt.Sprintf("%.0f RRU × $%.3f/M", a.ReadUnits, p.DynamoRead.USD*1e6), a.ReadUnits * 1e6 * p.DynamoRead.USD},
+		{"CloudWatch Logs", fmt.Sprintf("%.1f GB × ($%.2f + %.0f months × $%.2f)", logGB, p.LogsIngest.USD, a.LogRetentionMon, p.LogsStorage.USD), logGB * (p.LogsIngest.USD + a.LogRetentionMon*p.LogsStorage.USD)},
+		{"X-Ray traces", fmt.Sprintf("%.0f%% × 1M × $5/M", a.XRaySampled*100), a.XRaySampled * 1e6 * p.XRayTrace.USD},
+	}
+}
+
+// PerMillionReads is a million reads (libraries and documents routes); the
+// same on both tiers.
+func PerMillionReads(p PriceList, a Assumptions) Estimate {
+	return append(request(p, a), lambda(p, a, a.Read, "Lambda")...)
+}
+
+func search(p PriceList, a Assumptions, f Function) Estimate {
+	e := append(request(p, a), lambda(p, a, f, "Lambda search")...)
+	return append(e,
+		Line{"DynamoDB credit ledger", fmt.Sprintf("%.0f WRU × $%.3f/M", a.LedgerWrites, p.DynamoWrite.USD*1e6), a.LedgerWrites * 1e6 * p.DynamoWrite.USD},
+		Line{"Titan V2 query embedding", fmt.Sprintf("1M × %.0f tokens × $0.02/M tokens", a.QueryTokens), 1e6 * a.QueryTokens * p.TitanToken.USD},
+	)
+}
+
+// PerMillionSearchesDomain is a million searches on a domain stack; the
+// domain itself is in the at-rest figure.
+func PerMillionSearchesDomain(p PriceList, a Assumptions) Estimate {
+	return search(p, a, a.SearchDomain)
+}
+
+// PerMillionSearchesEmbedded is a million searches on an embedded stack: a
+// larger function, a longer cold start (it loads the snapshot), the
+// snapshot's GET at each cold start and the pointer's conditional GETs.
+func PerMillionSearchesEmbedded(p PriceList, a Assumptions) Estimate {
+	return append(search(p, a, a.SearchEmbedded),
+		Line{"S3 pointer polls", fmt.Sprintf("%.2f GET per search × $0.0004/1,000", a.PointerGetsPerHit), a.PointerGetsPerHit * 1e6 * p.S3Get.USD},
+		Line{"S3 snapshot GET per cold start", fmt.Sprintf("%.0f%% × 1M × $0.0004/1,000", a.ColdStartShare*100), a.ColdStartShare * 1e6 * p.S3Get.USD},
+	)
+}
+
+// PerMillionChangesEmbedded is what the embedded tier adds per million
+// document changes: the snapshots the indexer writes.
+func PerMillionChangesEmbedded(p PriceList, a Assumptions) Estimate {
+	n := 1e6 / a.ChangesPerSnapshot
+	gb := float64(a.IndexerMemoryMB) / 1024
+	return Estimate{
+		{"S3 snapshot and pointer PUTs", fmt.Sprintf("%.0f snapshots × %.0f PUTs × $0.005/1,000", n, a.PutsPerSnapshot), n * a.PutsPerSnapshot * p.S3Put.USD},
+		{"Indexer time writing snapshots", fmt.Sprintf("%.0f × %.1f s × %.0f GB", n, a.SnapshotWriteMS/1000, gb), n * a.SnapshotWriteMS / 1000 * gb * p.LambdaGBSecond.USD},
+	}
+}
+
+// PerMillionDocumentsIndexed is what both tiers pay to import and embed a
+// million documents.
+func PerMillionDocumentsIndexed(p PriceList, a Assumptions) Estimate {
+	return Estimate{
+		{"Titan V2 document embeddings", fmt.Sprintf("1M × %.0f tokens × $0.02/M tokens", a.DocTokens), 1e6 * a.DocTokens * p.TitanToken.USD},
+		{"DynamoDB import writes", fmt.Sprintf("1M × %.0f items × $0.625/M", a.ItemsPerDoc), 1e6 * a.ItemsPerDoc * p.DynamoWrite.USD},
+	}
+}
+
+// Dollars formats an amount as the tables print it: cents below $100,
+// whole dollars above.
+func Dollars(usd float64) string {
+	if usd >= 100 {
+		return fmt.Sprintf("$%s", thousands(int(math.Round(usd))))
+	}
+	return fmt.Sprintf("$%.2f", usd)
+}
+
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
