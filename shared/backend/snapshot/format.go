@@ -80,7 +80,7 @@ type Header struct {
 var ErrIncompatible = errors.New("the snapshot is incompatible with this program: reindex (doclib-admin reindex) with this program's embedder and version, or deploy this program with the embedder and version the snapshot was written with")
 
 // ErrCorrupt says a snapshot is truncated or damaged: nothing of it is used.
-var ErrCorrupt = errors.New("the snapshot is truncated or corrupt")
+var ErrCorrupt = errors.New("the snapshot is truncated or corrupt: nothing of it is used; if reading it again does not cure it, reindex (doclib-admin reindex) to publish a whole new one")
 
 // Expect is what DecodeExpect requires of a snapshot; zero fields require
 // nothing.
