@@ -59,8 +59,8 @@ type Follower struct {
 
 	cur     atomic.Pointer[serving]
 	checked atomic.Pointer[time.Time] // when the pointer was last checked; nil: never
-	loading sync.Mutex   // held by the one request checking or loading
-	warned  bool         // "nothing published yet" was logged (under loading)
+	loading sync.Mutex                // held by the one request checking or loading
+	warned  bool                      // "nothing published yet" was logged (under loading)
 }
 
 // State is what a Follower has in service.
