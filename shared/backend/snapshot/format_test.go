@@ -211,7 +211,6 @@ func benchmarkFormat(b *testing.B, compression byte, decode bool) {
 	}
 	data := buf.Bytes()
 	b.SetBytes(int64(len(data)))
-	b.ReportMetric(float64(len(data))/1e6, "MB")
 	b.ResetTimer()
 	for b.Loop() {
 		if decode {
@@ -225,6 +224,7 @@ func benchmarkFormat(b *testing.B, compression byte, decode bool) {
 			}
 		}
 	}
+	b.ReportMetric(float64(len(data))/1e6, "MB")
 }
 
 // BenchmarkEncode and BenchmarkDecode measure 10,000 documents with 1024
