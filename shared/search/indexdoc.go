@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	doclib "github.com/doclib/doclib/shared"
@@ -111,4 +112,65 @@ func NewIndexDoc(doc *doclib.Document, vector []float32, recs []*doclib.Recordin
 		d.Recordings = append(d.Recordings, RecordingVector{ID: r.ID, Vector: recVectors[i]})
 	}
 	return d
+}
+
+// DocsFromData builds the index documents of a data set with an embedder, in
+// batches: what a reindex loads
+// (OpenSearch's, or the embedded tier's snapshot). Readable recordings only (Readable).
+func DocsFromData(ctx context.Context, d *doclib.DataSet, e Embedder, batch int, yield func([]IndexDoc) error) error {
+	// A document whose workspace is missing counts as on the Individual plan:
+	// privacy first, as the indexer and the embedded engine do.
+	plans := map[string]doclib.Plan{}
+	for _, w := range d.Workspaces {
+		plans[w.ID] = w.Plan
+	}
+	planOf := func(ws string) doclib.Plan {
+		if p, ok := plans[ws]; ok {
+			return p
+		}
+		return doclib.PlanIndividual
+	}
+	recs := map[string][]*doclib.Recording{}
+	for _, r := range d.Recordings {
+		for _, id := range r.DocumentIDs {
+			recs[id] = append(recs[id], r)
+		}
+	}
+	if batch <= 0 {
+		batch = 100
+	}
+	for start := 0; start < len(d.Documents); start += batch {
+		docs := d.Documents[start:min(start+batch, len(d.Documents))]
+		var texts []string
+		readable := make([][]*doclib.Recording, len(docs))
+		for i, doc := range docs {
+			texts = append(texts, DocumentText(doc))
+			for _, r := range recs[doc.ID] {
+				if Readable(r, planOf(doc.WorkspaceID)) {
+					readable[i] = append(readable[i], r)
+					texts = append(texts, RecordingText(r))
+				}
+			}
+		}
+		vecs, err := e.Embed(ctx, texts)
+		if err == nil {
+			err = CheckVectors(vecs, len(texts), e.Dimensions())
+		}
+		if err != nil {
+			return fmt.Errorf("search: embed documents %d to %d: %w", start, start+len(docs)-1, err)
+		}
+		out := make([]IndexDoc, len(docs))
+		k := 0
+		for i, doc := range docs {
+			v := vecs[k]
+			k++
+			rv := vecs[k : k+len(readable[i])]
+			k += len(readable[i])
+			out[i] = NewIndexDoc(doc, v, readable[i], rv)
+		}
+		if err := yield(out); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -96,7 +96,7 @@ func BenchmarkDocsFromDemo(b *testing.B) {
 	}
 	for b.Loop() {
 		n := 0
-		if err := DocsFromData(context.Background(), d, e, 0, func(docs []search.IndexDoc) error {
+		if err := search.DocsFromData(context.Background(), d, e, 0, func(docs []search.IndexDoc) error {
 			n += len(docs)
 			return nil
 		}); err != nil || n != len(d.Documents) {

@@ -278,66 +278,6 @@ func (b *Backend) ReindexData(ctx context.Context, d *doclib.DataSet, e search.E
 		return "", fmt.Errorf("opensearch: the backend is for embedder %q, not %q", b.embedder, e.ID())
 	}
 	return b.Reindex(ctx, len(d.Documents), func(yield func([]search.IndexDoc) error) error {
-		return DocsFromData(ctx, d, e, 0, yield)
+		return search.DocsFromData(ctx, d, e, 0, yield)
 	}, progress)
-}
-
-// DocsFromData builds the index documents of a data set with an embedder, in
-// batches: what a reindex loads. Readable recordings only (search.Readable).
-func DocsFromData(ctx context.Context, d *doclib.DataSet, e search.Embedder, batch int, yield func([]search.IndexDoc) error) error {
-	// A document whose workspace is missing counts as on the Individual plan:
-	// privacy first, as the indexer and the embedded engine do.
-	plans := map[string]doclib.Plan{}
-	for _, w := range d.Workspaces {
-		plans[w.ID] = w.Plan
-	}
-	planOf := func(ws string) doclib.Plan {
-		if p, ok := plans[ws]; ok {
-			return p
-		}
-		return doclib.PlanIndividual
-	}
-	recs := map[string][]*doclib.Recording{}
-	for _, r := range d.Recordings {
-		for _, id := range r.DocumentIDs {
-			recs[id] = append(recs[id], r)
-		}
-	}
-	if batch <= 0 {
-		batch = 100
-	}
-	for start := 0; start < len(d.Documents); start += batch {
-		docs := d.Documents[start:min(start+batch, len(d.Documents))]
-		var texts []string
-		readable := make([][]*doclib.Recording, len(docs))
-		for i, doc := range docs {
-			texts = append(texts, search.DocumentText(doc))
-			for _, r := range recs[doc.ID] {
-				if search.Readable(r, planOf(doc.WorkspaceID)) {
-					readable[i] = append(readable[i], r)
-					texts = append(texts, search.RecordingText(r))
-				}
-			}
-		}
-		vecs, err := e.Embed(ctx, texts)
-		if err == nil {
-			err = search.CheckVectors(vecs, len(texts), e.Dimensions())
-		}
-		if err != nil {
-			return fmt.Errorf("opensearch: embed documents %d to %d: %w", start, start+len(docs)-1, err)
-		}
-		out := make([]search.IndexDoc, len(docs))
-		k := 0
-		for i, doc := range docs {
-			v := vecs[k]
-			k++
-			rv := vecs[k : k+len(readable[i])]
-			k += len(readable[i])
-			out[i] = search.NewIndexDoc(doc, v, readable[i], rv)
-		}
-		if err := yield(out); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -512,7 +512,7 @@ func TestDocsFromDataWithoutItsWorkspace(t *testing.T) {
 		Recordings: []*doclib.Recording{{ID: "rec_x", DocumentIDs: []string{"doc_x"}, Title: "a shared recording", Shared: true}},
 	}
 	var got []search.IndexDoc
-	if err := DocsFromData(context.Background(), d, e, 0, func(b []search.IndexDoc) error { got = append(got, b...); return nil }); err != nil {
+	if err := search.DocsFromData(context.Background(), d, e, 0, func(b []search.IndexDoc) error { got = append(got, b...); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 1 || len(got[0].Recordings) != 0 {

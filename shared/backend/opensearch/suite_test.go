@@ -35,7 +35,7 @@ func TestSuiteOnARealCluster(t *testing.T) {
 		}
 		ctx := context.Background()
 		if _, err := b.Reindex(ctx, len(d.Documents), func(yield func([]search.IndexDoc) error) error {
-			return opensearch.DocsFromData(ctx, d, e, 100, yield)
+			return search.DocsFromData(ctx, d, e, 100, yield)
 		}, nil); err != nil {
 			t.Fatal(err)
 		}
