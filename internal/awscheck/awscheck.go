@@ -1,14 +1,15 @@
 // Package awscheck is the one AWS endpoint of the local stand-in: every call a
-// function makes to DynamoDB, OpenSearch, Bedrock or API Gateway's control
-// plane arrives here over HTTPS, is authenticated by its SigV4 signature as
-// the function's own role, and is evaluated against that role's IAM policies
-// (and, for OpenSearch, the domain's access policy) before it reaches the
-// local engine behind it. A call AWS would refuse is refused here with the
-// status and body AWS sends, and recorded, so that a test fails on a right
-// the template forgot to grant.
+// function makes to DynamoDB, OpenSearch, Bedrock, S3 or API Gateway's
+// control plane arrives here over HTTPS, is authenticated by its SigV4
+// signature as the function's own role, and is evaluated against that role's
+// IAM policies (and, for OpenSearch and S3, the domain's access policy or the
+// bucket's policy) before it reaches the local engine behind it. A call AWS
+// would refuse is refused here with the status and body AWS sends, and
+// recorded, so that a test fails on a right the template forgot to grant.
 //
 // Out of scope, and refused rather than guessed at: presigned (query-string)
-// and SigV4a signatures, PartiQL, services other than those four.
+// and SigV4a signatures, PartiQL, S3's virtual-hosted addressing and signed
+// streaming uploads, services other than those five.
 package awscheck
 
 import (
@@ -59,6 +60,11 @@ type Config struct {
 	// ResourceTags returns the tags of an API Gateway resource, by ARN, for
 	// aws:ResourceTag; nil means no resource has tags.
 	ResourceTags func(arn string) map[string]string
+	// S3 serves S3's REST API, path-style (/bucket/key); nil refuses s3.
+	S3 http.Handler
+	// BucketPolicies are the buckets' policies (resource-based), by bucket
+	// name; a bucket without one is absent.
+	BucketPolicies map[string]*iampolicy.Policy
 	// Logf, when set, receives one line per denial and per server error.
 	Logf func(format string, args ...any)
 }
@@ -154,6 +160,9 @@ func Start(cfg Config) (*Checker, error) {
 	}
 	if cfg.APIGateway != nil {
 		c.services["apigateway"] = &apiGateway{c}
+	}
+	if cfg.S3 != nil {
+		c.services["s3"] = &s3Service{c}
 	}
 
 	dir, err := os.MkdirTemp("", "awscheck-")
@@ -283,6 +292,9 @@ func (c *Checker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var ah authHeader
 	var aerr *authError
 	name := guessService(r)
+	if _, ok := c.services["s3"]; ok && c.isBucketPath(r) {
+		name = "s3"
+	}
 	if signed {
 		ah, aerr = parseAuthorization(strings.Join(auth, ","))
 		if aerr == nil {
@@ -339,15 +351,23 @@ func (c *Checker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		svc.fail(w, ae)
 		return
 	}
-	for _, ck := range checks {
+	evaluate := func(ck check) iampolicy.Decision {
 		req := iampolicy.Request{Principal: sess.role.ARN, Action: ck.action, Resource: ck.resource,
 			Context: c.globals(r, sess, ah.region, ck)}
-		d := iampolicy.Evaluate(req, sess.role.Policies, ck.resourcePolicy)
-		if !d.Allowed {
+		return iampolicy.Evaluate(req, sess.role.Policies, ck.resourcePolicy)
+	}
+	for _, ck := range checks {
+		if d := evaluate(ck); !d.Allowed {
 			c.record(Denial{Principal: sess.arn, Action: ck.action, Resource: ck.resource, Reason: d.Reason})
 			svc.deny(w, ck, sess.arn, d)
 			return
 		}
+	}
+	if s, ok := svc.(*s3Service); ok {
+		// S3's answer may depend on a further right (s3:ListBucket for a
+		// missing key).
+		s.forwardAs(w, r, body, checks[0], sess.arn, evaluate)
+		return
 	}
 	svc.forward(w, r, body)
 }

@@ -117,14 +117,11 @@ func (c *Checker) verify(r *http.Request, body []byte, a authHeader) (*session, 
 		return s, &authError{"InvalidSignature", "'Host' or ':authority' must be a 'SignedHeader' in the AWS Authorization."}
 	}
 
-	sum := sha256.Sum256(body)
-	payload := hex.EncodeToString(sum[:])
-	if h := r.Header.Get("X-Amz-Content-Sha256"); h != "" && h != payload {
-		// The header is what the client signed; a body that does not hash
-		// to it was changed on the way (or was never hashed).
-		return s, &authError{"InvalidSignature", "The provided 'x-amz-content-sha256' header does not match what was computed."}
+	payload, perr := payloadHash(r, body, a.service)
+	if perr != nil {
+		return s, perr
 	}
-	canonical := canonicalRequest(r, a.signedHeaders, payload)
+	canonical := canonicalRequest(r, a.signedHeaders, payload, a.service != "s3")
 	scope := a.date + "/" + a.region + "/" + a.service + "/aws4_request"
 	crHash := sha256.Sum256([]byte(canonical))
 	toSign := sigAlgorithm + "\n" + amzDate + "\n" + scope + "\n" + hex.EncodeToString(crHash[:])
@@ -139,12 +136,58 @@ func (c *Checker) verify(r *http.Request, body []byte, a authHeader) (*session, 
 	return s, nil
 }
 
-// canonicalRequest builds SigV4's canonical request for every service but
-// S3: the path as sent, URI-encoded once more (the SDK's signer escapes
-// the already-escaped path unless DisableURIPathEscaping, which only S3
-// sets), the query sorted and strictly encoded, the signed headers with
-// their values trimmed, and the payload's hash.
-func canonicalRequest(r *http.Request, signed []string, payload string) string {
+// payloadHash is the hash the canonical request ends with. For every
+// service but S3 it is the body's SHA-256 (x-amz-content-sha256, when sent,
+// must be it). S3 requires the header and takes it as the payload's hash:
+// the body's SHA-256 in hex, which must match the body, or one of the
+// literal values the SDK sends over HTTPS, UNSIGNED-PAYLOAD and (for an
+// aws-chunked upload with a checksum trailer) STREAMING-UNSIGNED-PAYLOAD-
+// TRAILER, which S3 accepts without hashing the body. Signed streaming
+// (chunk signatures) is refused: the checker does not verify them.
+func payloadHash(r *http.Request, body []byte, service string) (string, *authError) {
+	sum := sha256.Sum256(body)
+	payload := hex.EncodeToString(sum[:])
+	h := r.Header.Get("X-Amz-Content-Sha256")
+	if service != "s3" {
+		if h != "" && h != payload {
+			// The header is what the client signed; a body that does not
+			// hash to it was changed on the way (or was never hashed).
+			return "", &authError{"InvalidSignature", "The provided 'x-amz-content-sha256' header does not match what was computed."}
+		}
+		return payload, nil
+	}
+	switch {
+	case h == "":
+		return "", &authError{"InvalidRequest", "Missing required header for this request: x-amz-content-sha256"}
+	case h == "UNSIGNED-PAYLOAD":
+		return h, nil
+	case h == "STREAMING-UNSIGNED-PAYLOAD-TRAILER":
+		if !strings.Contains(r.Header.Get("Content-Encoding"), "aws-chunked") {
+			return "", &authError{"InvalidRequest", "x-amz-content-sha256 STREAMING-UNSIGNED-PAYLOAD-TRAILER needs Content-Encoding: aws-chunked"}
+		}
+		return h, nil
+	case strings.HasPrefix(h, "STREAMING-"):
+		return "", &authError{"NotImplemented", "The local stand-in does not verify chunk signatures (x-amz-content-sha256 " + h + ")"}
+	case len(h) == 64 && isHex(h):
+		if h != payload {
+			return "", &authError{"XAmzContentSHA256Mismatch", "The provided 'x-amz-content-sha256' header does not match what was computed."}
+		}
+		return payload, nil
+	}
+	return "", &authError{"InvalidArgument", "x-amz-content-sha256 must be UNSIGNED-PAYLOAD, STREAMING-UNSIGNED-PAYLOAD-TRAILER or a SHA-256 in hex"}
+}
+
+func isHex(s string) bool {
+	_, err := hex.DecodeString(s)
+	return err == nil
+}
+
+// canonicalRequest builds SigV4's canonical request: the path as sent,
+// URI-encoded once more when escapeTwice (every service but S3: the SDK's
+// signer escapes the already-escaped path unless DisableURIPathEscaping,
+// which only S3 sets), the query sorted and strictly encoded, the signed
+// headers with their values trimmed, and the payload's hash.
+func canonicalRequest(r *http.Request, signed []string, payload string, escapeTwice bool) string {
 	path, _, _ := strings.Cut(r.RequestURI, "?")
 	if path == "" || !strings.HasPrefix(path, "/") {
 		path = r.URL.EscapedPath()
@@ -154,7 +197,10 @@ func canonicalRequest(r *http.Request, signed []string, payload string) string {
 	}
 	var b strings.Builder
 	b.WriteString(r.Method + "\n")
-	b.WriteString(httpbinding.EscapePath(path, false) + "\n")
+	if escapeTwice {
+		path = httpbinding.EscapePath(path, false)
+	}
+	b.WriteString(path + "\n")
 	b.WriteString(canonicalQuery(r.URL.RawQuery) + "\n")
 	for _, h := range signed {
 		b.WriteString(h + ":" + headerValue(r, h) + "\n")

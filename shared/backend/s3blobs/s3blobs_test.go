@@ -1,0 +1,239 @@
+package s3blobs
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
+
+	"github.com/doclib/doclib/internal/fakes3"
+	"github.com/doclib/doclib/shared/backend/snapshot"
+)
+
+const bucket = "doclib-snapshots"
+
+// fake starts gofakes3 with a versioned bucket, over HTTPS when tls (the
+// SDK then sends PutObject's body aws-chunked with a checksum trailer and
+// x-amz-content-sha256 STREAMING-UNSIGNED-PAYLOAD-TRAILER) or plain HTTP
+// (the body's SHA-256 in hex and a checksum header).
+func fake(t *testing.T, tls bool) (*Blobs, *s3mem.Backend) {
+	t.Helper()
+	f := fakes3.New()
+	if err := f.CreateBucket(bucket, true); err != nil {
+		t.Fatal(err)
+	}
+	h := f
+	var srv *httptest.Server
+	if tls {
+		srv = httptest.NewTLSServer(h)
+	} else {
+		srv = httptest.NewServer(h)
+	}
+	t.Cleanup(srv.Close)
+	client := s3.New(s3.Options{
+		Region: "us-east-1",
+		// What config.LoadDefaultConfig gives by default: a CRC32 of every
+		// upload, as a trailer over HTTPS.
+		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenSupported,
+		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenSupported,
+		BaseEndpoint:               aws.String(srv.URL),
+		UsePathStyle:               true,
+		HTTPClient:                 srv.Client(),
+		Credentials:                credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "secret", ""),
+	})
+	return New(client, bucket), f.Backend
+}
+
+func put(t *testing.T, b *Blobs, key, body string, cond snapshot.Condition) snapshot.Object {
+	t.Helper()
+	o, err := b.Put(context.Background(), key, strings.NewReader(body), int64(len(body)), cond)
+	if err != nil {
+		t.Fatalf("Put %s: %v", key, err)
+	}
+	if o.ETag == "" || o.Version == "" || o.Size != int64(len(body)) {
+		t.Fatalf("Put %s answered %+v: want an ETag, a version and size %d", key, o, len(body))
+	}
+	return o
+}
+
+func get(t *testing.T, b *Blobs, key string, opt snapshot.GetOptions) (string, snapshot.Object, error) {
+	t.Helper()
+	rc, o, err := b.Get(context.Background(), key, opt)
+	if err != nil {
+		return "", o, err
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatalf("reading %s: %v", key, err)
+	}
+	return string(data), o, nil
+}
+
+func both(t *testing.T, f func(t *testing.T, tls bool)) {
+	t.Run("https", func(t *testing.T) { f(t, true) })
+	t.Run("http", func(t *testing.T) { f(t, false) })
+}
+
+func TestRoundTripAndVersions(t *testing.T) {
+	both(t, func(t *testing.T, tls bool) {
+		b, _ := fake(t, tls)
+		first := put(t, b, "snapshots/index.snap", "first snapshot", snapshot.Condition{})
+		second := put(t, b, "snapshots/index.snap", "second, longer snapshot", snapshot.Condition{})
+		if first.Version == second.Version {
+			t.Fatalf("two puts share version %s", first.Version)
+		}
+		body, o, err := get(t, b, "snapshots/index.snap", snapshot.GetOptions{})
+		if err != nil || body != "second, longer snapshot" || o.ETag != second.ETag || o.Version != second.Version || o.Size != int64(len(body)) {
+			t.Fatalf("current version: %q %+v %v; want the second put %+v", body, o, err, second)
+		}
+		body, o, err = get(t, b, "snapshots/index.snap", snapshot.GetOptions{Version: first.Version})
+		if err != nil || body != "first snapshot" || o.Version != first.Version {
+			t.Fatalf("version %s: %q %+v %v; want the first put's bytes", first.Version, body, o, err)
+		}
+	})
+}
+
+func TestLargeBody(t *testing.T) {
+	both(t, func(t *testing.T, tls bool) {
+		b, _ := fake(t, tls)
+		data := bytes.Repeat([]byte("0123456789abcdef"), 200_000) // 3.2 MB, several chunks
+		if _, err := b.Put(context.Background(), "big", bytes.NewReader(data), int64(len(data)), snapshot.Condition{}); err != nil {
+			t.Fatal(err)
+		}
+		body, _, err := get(t, b, "big", snapshot.GetOptions{})
+		if err != nil || body != string(data) {
+			t.Fatalf("read back %d bytes, err %v; want the %d written", len(body), err, len(data))
+		}
+	})
+}
+
+func TestIfNoneMatch(t *testing.T) {
+	both(t, func(t *testing.T, tls bool) {
+		b, _ := fake(t, tls)
+		o := put(t, b, "snapshots/current.json", `{"version":"1"}`, snapshot.Condition{IfNoneMatch: true})
+		_, _, err := get(t, b, "snapshots/current.json", snapshot.GetOptions{IfNoneMatch: o.ETag})
+		if !errors.Is(err, snapshot.ErrNotModified) {
+			t.Fatalf("Get with the current ETag: %v; want ErrNotModified", err)
+		}
+		n := put(t, b, "snapshots/current.json", `{"version":"2"}`, snapshot.Condition{IfMatch: o.ETag})
+		body, got, err := get(t, b, "snapshots/current.json", snapshot.GetOptions{IfNoneMatch: o.ETag})
+		if err != nil || body != `{"version":"2"}` || got.ETag != n.ETag {
+			t.Fatalf("Get with a stale ETag: %q %+v %v; want the new pointer", body, got, err)
+		}
+	})
+}
+
+func TestConditionalPuts(t *testing.T) {
+	both(t, func(t *testing.T, tls bool) {
+		b, _ := fake(t, tls)
+		o := put(t, b, "snapshots/current.json", "one", snapshot.Condition{IfNoneMatch: true})
+		put(t, b, "snapshots/current.json", "two", snapshot.Condition{IfMatch: o.ETag})
+
+		_, err := b.Put(context.Background(), "snapshots/current.json", strings.NewReader("three"), 5, snapshot.Condition{IfMatch: o.ETag})
+		if !errors.Is(err, snapshot.ErrConflict) {
+			t.Fatalf("Put If-Match a stale ETag: %v; want ErrConflict", err)
+		}
+		_, err = b.Put(context.Background(), "snapshots/current.json", strings.NewReader("four"), 4, snapshot.Condition{IfNoneMatch: true})
+		if !errors.Is(err, snapshot.ErrConflict) {
+			t.Fatalf("Put If-None-Match * on an existing key: %v; want ErrConflict", err)
+		}
+		if !strings.Contains(err.Error(), "s3://"+bucket+"/snapshots/current.json") {
+			t.Errorf("message %q does not name the object", err)
+		}
+		body, _, err := get(t, b, "snapshots/current.json", snapshot.GetOptions{})
+		if err != nil || body != "two" {
+			t.Fatalf("after the refused puts: %q %v; want the last accepted one", body, err)
+		}
+	})
+}
+
+func TestNotFound(t *testing.T) {
+	both(t, func(t *testing.T, tls bool) {
+		b, _ := fake(t, tls)
+		_, _, err := get(t, b, "snapshots/current.json", snapshot.GetOptions{})
+		if !errors.Is(err, snapshot.ErrNotFound) {
+			t.Fatalf("missing key: %v; want ErrNotFound", err)
+		}
+		put(t, b, "snapshots/index.snap", "x", snapshot.Condition{})
+		_, _, err = get(t, b, "snapshots/index.snap", snapshot.GetOptions{Version: "3HL4kqtJvjVBH40Nrjfkd"})
+		if !errors.Is(err, snapshot.ErrNotFound) {
+			t.Fatalf("missing version: %v; want ErrNotFound", err)
+		}
+	})
+}
+
+func TestOtherErrorsAreWrapped(t *testing.T) {
+	b, _ := fake(t, false)
+	other := New(b.client, "no-such-bucket")
+	_, _, err := other.Get(context.Background(), "k", snapshot.GetOptions{})
+	if err == nil || errors.Is(err, snapshot.ErrNotFound) || !strings.Contains(err.Error(), "no-such-bucket") {
+		t.Fatalf("missing bucket: %v; want an error naming the bucket, not ErrNotFound", err)
+	}
+}
+
+// TestStoredBytes reads what the fake stored behind the API: the upload's
+// bytes, not the aws-chunked framing it travelled in.
+func TestStoredBytes(t *testing.T) {
+	both(t, func(t *testing.T, tls bool) {
+		b, backend := fake(t, tls)
+		put(t, b, "k", "hello", snapshot.Condition{})
+		o, err := backend.GetObject(bucket, "k", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer o.Contents.Close()
+		data, _ := io.ReadAll(o.Contents)
+		if string(data) != "hello" {
+			t.Fatalf("stored %q; want %q", data, "hello")
+		}
+	})
+}
+
+// TestConnectPathStyle: with AWS_ENDPOINT_URL set, Connect addresses the
+// bucket in the path, which a local endpoint needs (it has no bucket
+// subdomains: virtual-hosted style would ask doclib-snapshots.127.0.0.1).
+func TestConnectPathStyle(t *testing.T) {
+	f := fakes3.New()
+	if err := f.CreateBucket(bucket, true); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	t.Setenv("AWS_ENDPOINT_URL", srv.URL)
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
+	t.Setenv("AWS_CONFIG_FILE", "/dev/null")
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
+	b, err := Connect(context.Background(), bucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !b.client.Options().UsePathStyle {
+		t.Error("Connect with AWS_ENDPOINT_URL did not choose path-style addressing")
+	}
+	put(t, b, "k", "v", snapshot.Condition{})
+	if body, _, err := get(t, b, "k", snapshot.GetOptions{}); err != nil || body != "v" {
+		t.Fatalf("read back %q %v", body, err)
+	}
+
+	t.Setenv("AWS_ENDPOINT_URL", "")
+	os.Unsetenv("AWS_ENDPOINT_URL")
+	b, err = Connect(context.Background(), bucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.client.Options().UsePathStyle {
+		t.Error("Connect without an endpoint chose path-style addressing; AWS wants virtual-hosted style")
+	}
+}
