@@ -110,56 +110,47 @@ type Options struct {
 // recording (shared, in a workspace not on the Individual plan) is embedded. With
 // Options.Fit, an embedder that learns from its corpus (search.Fitter) is first
 // fitted to the documents; Embedder returns the one queries must use.
+//
+// The data set becomes the index documents an indexer would write
+// (search.IndexDoc), and those are indexed as FromDocs indexes them.
 func Build(ctx context.Context, d *doclib.DataSet, e search.Embedder, opt Options) (*Index, error) {
 	workers := opt.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	x := &Index{embedderID: e.ID(), dims: e.Dimensions(), analyzer: analysis.New(), libs: map[string]span{}, terms: map[string]uint32{}}
-	if x.dims <= 0 {
-		return nil, fmt.Errorf("localsearch: embedder %s has %d dimensions", e.ID(), x.dims)
+	if dims := e.Dimensions(); dims <= 0 {
+		return nil, fmt.Errorf("localsearch: embedder %s has %d dimensions", e.ID(), dims)
+	}
+	if len(d.Libraries) > math.MaxUint16 {
+		return nil, fmt.Errorf("localsearch: %d libraries; at most %d", len(d.Libraries), math.MaxUint16)
 	}
 
-	// Number the documents library by library (libraries by ID, documents by ID).
-	byLib := map[string][]*doclib.Document{}
-	for _, doc := range d.Documents {
-		byLib[doc.LibraryID] = append(byLib[doc.LibraryID], doc)
-	}
-	libIDs := make([]string, 0, len(d.Libraries))
+	// The documents of the data set's libraries in the index's order (libraries
+	// by ID, documents by ID): the embedder is fitted to their texts in it.
+	known := make(map[string]bool, len(d.Libraries))
 	for _, l := range d.Libraries {
-		libIDs = append(libIDs, l.ID)
+		known[l.ID] = true
 	}
-	slices.Sort(libIDs)
-	if len(libIDs) > math.MaxUint16 {
-		return nil, fmt.Errorf("localsearch: %d libraries; at most %d", len(libIDs), math.MaxUint16)
-	}
-	x.libIDs = libIDs
 	var ordered []*doclib.Document
-	for li, id := range libIDs {
-		docs := byLib[id]
-		slices.SortFunc(docs, func(a, b *doclib.Document) int { return strings.Compare(a.ID, b.ID) })
-		x.libs[id] = span{uint32(len(ordered)), uint32(len(ordered) + len(docs))}
-		for range docs {
-			x.docLib = append(x.docLib, uint16(li))
+	for _, doc := range d.Documents {
+		if known[doc.LibraryID] {
+			ordered = append(ordered, doc)
 		}
-		ordered = append(ordered, docs...)
 	}
+	slices.SortFunc(ordered, func(a, b *doclib.Document) int {
+		if c := strings.Compare(a.LibraryID, b.LibraryID); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
 	n := len(ordered)
-	ordinal := make(map[string]uint32, n)
-	x.docs = make([]search.Doc, n)
-	labels := search.NewLabelTable()
+	pos := make(map[string]int, n)
 	for i, doc := range ordered {
-		ordinal[doc.ID] = uint32(i)
-		x.docs[i] = search.Doc{ID: doc.ID, LibraryID: doc.LibraryID, Category: doc.Category, Tags: doc.Tags,
-			Applications: doc.Applications, RecordingCount: doc.RecordingCount, LastSeen: doc.LastSeen}
-		labels.Intern(&x.docs[i])
+		pos[doc.ID] = i
 	}
 
-	if err := x.buildLexical(ordered, workers); err != nil {
-		return nil, err
-	}
-
-	// Readable recordings and the documents they are behind.
+	// Readable recordings and the documents they are behind. A recording's plan
+	// is that of its (first) document's workspace: a recording belongs to one.
 	individual := map[string]bool{}
 	for _, w := range d.Workspaces {
 		individual[w.ID] = w.Plan == doclib.PlanIndividual
@@ -169,8 +160,8 @@ func Build(ctx context.Context, d *doclib.DataSet, e search.Embedder, opt Option
 		docWS[doc.ID] = doc.WorkspaceID
 	}
 	var recTexts []string
-	perDoc := make([][]uint32, n)
-	x.libRecs = make([][]uint32, len(libIDs))
+	var recs []*doclib.Recording
+	perDoc := make([][]int, n) // indexes into recs
 	for _, r := range d.Recordings {
 		plan := doclib.PlanTeam
 		if len(r.DocumentIDs) > 0 && individual[docWS[r.DocumentIDs[0]]] {
@@ -179,25 +170,17 @@ func Build(ctx context.Context, d *doclib.DataSet, e search.Embedder, opt Option
 		if len(r.DocumentIDs) == 0 || !search.Readable(r, plan) {
 			continue // private recordings, and every recording on the Individual plan, never count
 		}
-		ri := uint32(len(recTexts))
-		recTexts = append(recTexts, search.RecordingText(r))
-		seenLib := map[uint16]bool{}
+		ri, linked := len(recs), false
 		for _, id := range r.DocumentIDs {
-			o, ok := ordinal[id]
-			if !ok {
-				continue
-			}
-			perDoc[o] = append(perDoc[o], ri)
-			if li := x.docLib[o]; !seenLib[li] {
-				seenLib[li] = true
-				x.libRecs[li] = append(x.libRecs[li], ri)
+			if o, ok := pos[id]; ok {
+				perDoc[o] = append(perDoc[o], ri)
+				linked = true
 			}
 		}
-	}
-	x.docRecOff = make([]uint32, n+1)
-	for i, rs := range perDoc {
-		x.docRecs = append(x.docRecs, rs...)
-		x.docRecOff[i+1] = uint32(len(x.docRecs))
+		if linked { // behind no indexed document, it could never be read
+			recs = append(recs, r)
+			recTexts = append(recTexts, search.RecordingText(r))
+		}
 	}
 
 	docTexts := make([]string, n)
@@ -210,20 +193,213 @@ func Build(ctx context.Context, d *doclib.DataSet, e search.Embedder, opt Option
 			return nil, fmt.Errorf("localsearch: fit the embedder to the documents: %w", err)
 		}
 		e = fitted
-		x.embedderID = e.ID()
-		if x.dims = e.Dimensions(); x.dims <= 0 {
-			return nil, fmt.Errorf("localsearch: embedder %s has %d dimensions", e.ID(), x.dims)
+		if dims := e.Dimensions(); dims <= 0 {
+			return nil, fmt.Errorf("localsearch: embedder %s has %d dimensions", e.ID(), dims)
 		}
 	}
-	x.embedder = e
+	dims := e.Dimensions()
 	total := len(docTexts) + len(recTexts)
 	var done progress
 	done.total, done.report = total, opt.Progress
-	var err error
-	if x.docVec, err = embedAll(ctx, e, docTexts, workers, &done); err != nil {
+	docVec, err := embedAll(ctx, e, docTexts, workers, &done)
+	if err != nil {
 		return nil, err
 	}
-	if x.recVec, err = embedAll(ctx, e, recTexts, workers, &done); err != nil {
+	recVec, err := embedAll(ctx, e, recTexts, workers, &done)
+	if err != nil {
+		return nil, err
+	}
+
+	docs := make([]search.IndexDoc, n)
+	var docRecs []*doclib.Recording
+	var docRecVecs [][]float32
+	for i, doc := range ordered {
+		docRecs, docRecVecs = docRecs[:0], docRecVecs[:0]
+		for _, ri := range perDoc[i] {
+			docRecs = append(docRecs, recs[ri])
+			docRecVecs = append(docRecVecs, recVec[ri*dims:(ri+1)*dims:(ri+1)*dims])
+		}
+		docs[i] = search.NewIndexDoc(doc, docVec[i*dims:(i+1)*dims:(i+1)*dims], docRecs, docRecVecs)
+	}
+	return build(ctx, docs, e, workers)
+}
+
+// FromDocs builds an index from index documents whose vectors are already
+// made (a snapshot the indexer wrote); nothing is embedded. e embeds the
+// queries: its ID and dimensions must be those the vectors were made with.
+//
+// Libraries are the distinct LibraryIDs of the documents. A recording behind
+// several documents appears in each of their IndexDocs: it is kept once (the
+// vector of the first document in the index's order: libraries by ID,
+// documents by ID), and two different vectors for one recording ID (beyond
+// rounding, see sameVector) are refused, as are duplicate
+// document IDs and vectors of other than e.Dimensions() floats or holding a NaN
+// or an infinity. Vectors are expected of unit length (as search.CheckVectors
+// leaves them); one that is not is normalised in the index.
+//
+// The vectors are copied into the index's own arrays: neither docs nor their
+// vectors are retained, so the caller may drop them once FromDocs returns.
+// Options.Progress is not called (nothing is embedded), and Options.Fit is
+// refused with an embedder that learns from its corpus (search.Fitter): the
+// vectors were made by an embedder fitted already, the one to pass as e.
+func FromDocs(ctx context.Context, docs []search.IndexDoc, e search.Embedder, opt Options) (*Index, error) {
+	if _, ok := e.(search.Fitter); ok && opt.Fit {
+		return nil, errors.New("localsearch: FromDocs cannot fit the embedder: the vectors are made; pass the embedder they were made with, without Options.Fit")
+	}
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	return build(ctx, docs, e, workers)
+}
+
+// checkEvery is how many items a build's serial loops handle between two looks
+// at the context.
+const checkEvery = 1024
+
+// build is the core of Build and FromDocs: it indexes documents whose vectors
+// are made, numbering them library by library (libraries by ID, documents by
+// ID). docs is not modified nor retained.
+func build(ctx context.Context, docs []search.IndexDoc, e search.Embedder, workers int) (*Index, error) {
+	x := &Index{embedder: e, embedderID: e.ID(), dims: e.Dimensions(), analyzer: analysis.New(), libs: map[string]span{}, terms: map[string]uint32{}}
+	if x.dims <= 0 {
+		return nil, fmt.Errorf("localsearch: embedder %s has %d dimensions", e.ID(), x.dims)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	n := len(docs)
+	if n > math.MaxUint32-1 {
+		return nil, fmt.Errorf("localsearch: %d documents; at most %d", n, math.MaxUint32-1)
+	}
+
+	// Number the documents library by library (libraries by ID, documents by ID).
+	order := make([]uint32, n) // ordinal -> index in docs
+	for i := range order {
+		order[i] = uint32(i)
+	}
+	slices.SortFunc(order, func(a, b uint32) int {
+		if c := strings.Compare(docs[a].LibraryID, docs[b].LibraryID); c != 0 {
+			return c
+		}
+		return strings.Compare(docs[a].ID, docs[b].ID)
+	})
+	seen := make(map[string]struct{}, n)
+	x.docs = make([]search.Doc, n)
+	x.docLib = make([]uint16, n)
+	labels := search.NewLabelTable()
+	for i, j := range order {
+		if i%checkEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		doc := &docs[j]
+		if _, dup := seen[doc.ID]; dup {
+			return nil, fmt.Errorf("localsearch: document %s is given twice", doc.ID)
+		}
+		seen[doc.ID] = struct{}{}
+		if i == 0 || doc.LibraryID != x.libIDs[len(x.libIDs)-1] {
+			if len(x.libIDs) == math.MaxUint16 {
+				return nil, fmt.Errorf("localsearch: more than %d libraries; at most %d", math.MaxUint16, math.MaxUint16)
+			}
+			if i > 0 {
+				prev := x.libIDs[len(x.libIDs)-1]
+				x.libs[prev] = span{x.libs[prev].start, uint32(i)}
+			}
+			x.libIDs = append(x.libIDs, doc.LibraryID)
+			x.libs[doc.LibraryID] = span{uint32(i), uint32(i)}
+		}
+		x.docLib[i] = uint16(len(x.libIDs) - 1)
+		x.docs[i] = doc.Doc
+		labels.Intern(&x.docs[i])
+	}
+	if len(x.libIDs) > 0 {
+		last := x.libIDs[len(x.libIDs)-1]
+		x.libs[last] = span{x.libs[last].start, uint32(n)}
+	}
+	seen = nil
+
+	// The documents' vectors, and each distinct recording's once.
+	x.docVec = make([]float32, n*x.dims)
+	type rec struct {
+		id   string
+		doc  string // the first document it was found behind, for errors
+		vec  []float32
+		rank uint32
+	}
+	recIdx := map[string]uint32{} // recording ID -> index in recs
+	var recs []rec
+	perDoc := make([][]uint32, n) // indexes into recs, then ranks
+	for i, j := range order {
+		if i%checkEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		doc := &docs[j]
+		if err := x.putVector(x.docVec[i*x.dims:(i+1)*x.dims], doc.Vector); err != nil {
+			return nil, fmt.Errorf("localsearch: document %s: %w", doc.ID, err)
+		}
+		for _, r := range doc.Recordings {
+			if len(r.Vector) != x.dims {
+				return nil, fmt.Errorf("localsearch: recording %s of document %s: a vector of %d dimensions, want %d", r.ID, doc.ID, len(r.Vector), x.dims)
+			}
+			k, ok := recIdx[r.ID]
+			if !ok {
+				k = uint32(len(recs))
+				recIdx[r.ID] = k
+				recs = append(recs, rec{id: r.ID, doc: doc.ID, vec: r.Vector})
+			} else if !sameVector(recs[k].vec, r.Vector) {
+				return nil, fmt.Errorf("localsearch: recording %s has two different vectors (behind documents %s and %s)", r.ID, recs[k].doc, doc.ID)
+			}
+			perDoc[i] = append(perDoc[i], k)
+		}
+	}
+	recIdx = nil
+	// Recordings are numbered by ID.
+	byID := make([]uint32, len(recs))
+	for k := range byID {
+		byID[k] = uint32(k)
+	}
+	slices.SortFunc(byID, func(a, b uint32) int { return strings.Compare(recs[a].id, recs[b].id) })
+	x.recVec = make([]float32, len(recs)*x.dims)
+	for rank, k := range byID {
+		if rank%checkEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		recs[k].rank = uint32(rank)
+		if err := x.putVector(x.recVec[rank*x.dims:(rank+1)*x.dims], recs[k].vec); err != nil {
+			return nil, fmt.Errorf("localsearch: recording %s: %w", recs[k].id, err)
+		}
+	}
+	// The readable recordings of each document, and of each library, by number.
+	x.docRecOff = make([]uint32, n+1)
+	x.libRecs = make([][]uint32, len(x.libIDs))
+	for i, rs := range perDoc {
+		for j, k := range rs {
+			rs[j] = recs[k].rank
+		}
+		slices.Sort(rs)
+		rs = slices.Compact(rs)
+		x.docRecs = append(x.docRecs, rs...)
+		x.docRecOff[i+1] = uint32(len(x.docRecs))
+		li := x.docLib[i]
+		x.libRecs[li] = append(x.libRecs[li], rs...)
+		perDoc[i] = nil
+	}
+	recs = nil
+	for li, rs := range x.libRecs {
+		slices.Sort(rs)
+		x.libRecs[li] = slices.Clip(slices.Compact(rs))
+	}
+
+	if err := x.buildLexical(ctx, n, func(i int) (string, []string, []string) {
+		d := &docs[order[i]]
+		return d.Title, d.Body, d.Labels
+	}, workers); err != nil {
 		return nil, err
 	}
 
@@ -233,6 +409,46 @@ func Build(ctx context.Context, d *doclib.DataSet, e search.Embedder, opt Option
 	}
 	slices.SortFunc(x.activity, func(a, b uint32) int { return search.MoreActive(&x.docs[a], &x.docs[b]) })
 	return x, nil
+}
+
+// sameVector reports whether a and b are one recording's vector: equal but
+// for rounding. The indexer embeds a recording once per document it is behind,
+// and an embedder need not give the same text the same bits every time (the
+// offline one sums its features in a map's order: its vectors vary by about
+// 1e-8 per float). Two texts that differ by a word are far further apart than
+// the allowed relative distance of 1e-3.
+func sameVector(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	var dist, norm float64
+	for i := range a {
+		d := float64(a[i]) - float64(b[i])
+		dist += d * d
+		norm += float64(a[i]) * float64(a[i])
+	}
+	return dist <= 1e-6*norm // NaN compares false
+}
+
+// putVector copies a made vector into dst, checking it: dims floats, finite.
+// One of unit length (within float32 rounding) is copied as it is; another is
+// normalised, as search.CheckVectors would have.
+func (x *Index) putVector(dst, v []float32) error {
+	if len(v) != x.dims {
+		return fmt.Errorf("a vector of %d dimensions, want %d", len(v), x.dims)
+	}
+	var sum float64
+	for _, f := range v {
+		sum += float64(f) * float64(f)
+	}
+	if math.IsNaN(sum) || math.IsInf(sum, 0) {
+		return errors.New("a vector holding a NaN or an infinity")
+	}
+	copy(dst, v)
+	if sum != 0 && math.Abs(sum-1) > 1e-4 {
+		search.Normalize(dst)
+	}
+	return nil
 }
 
 type progress struct {
@@ -300,17 +516,19 @@ feed:
 	return out, nil
 }
 
-// buildLexical analyses the documents (on workers goroutines) and builds the
-// postings, field lengths and the vocabulary transducer.
-func (x *Index) buildLexical(docs []*doclib.Document, workers int) error {
+// buildLexical analyses the n documents (on workers goroutines) and builds the
+// postings, field lengths and the vocabulary transducer. text gives document
+// i's words: its title, its content strings in template order and its labels
+// (search.IndexDoc's Title, Body and Labels).
+func (x *Index) buildLexical(ctx context.Context, n int, text func(i int) (title string, body, labels []string), workers int) error {
 	type termFreq struct {
 		term        string
 		title, body uint16
 		stop        bool
 	}
-	analysed := make([][]termFreq, len(docs))
-	x.titleLen = make([]uint16, len(docs))
-	x.bodyLen = make([]uint16, len(docs))
+	analysed := make([][]termFreq, n)
+	x.titleLen = make([]uint16, n)
+	x.bodyLen = make([]uint16, n)
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for range workers {
@@ -338,12 +556,13 @@ func (x *Index) buildLexical(docs []*doclib.Document, workers int) error {
 					})
 					return n
 				}
-				x.titleLen[i] = count(docs[i].Title, true)
+				title, content, labels := text(i)
+				x.titleLen[i] = count(title, true)
 				var body uint16
-				for _, s := range doclib.ContentStrings(docs[i].Content) {
+				for _, s := range content {
 					body = satAddN(body, count(s, false))
 				}
-				for _, s := range search.Labels(docs[i]) {
+				for _, s := range labels {
 					body = satAddN(body, count(s, false))
 				}
 				x.bodyLen[i] = body
@@ -355,16 +574,24 @@ func (x *Index) buildLexical(docs []*doclib.Document, workers int) error {
 			}
 		}()
 	}
-	for i := range docs {
-		next <- i
+feed:
+	for i := range n {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
 	}
 	close(next)
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 
 	x.libTitle = make([]float64, len(x.libIDs))
 	x.libBody = make([]float64, len(x.libIDs))
 	lists := [][]posting{}
-	x.fwdOff = make([]uint32, 1, len(docs)+1)
+	x.fwdOff = make([]uint32, 1, n+1)
 	for i, tfs := range analysed {
 		li := x.docLib[i]
 		x.libTitle[li] += float64(x.titleLen[i])
