@@ -25,7 +25,9 @@ import (
 	"github.com/doclib/doclib/shared/aws/usageplan"
 	"github.com/doclib/doclib/shared/backend/dynamo"
 	"github.com/doclib/doclib/shared/backend/opensearch"
+	"github.com/doclib/doclib/shared/backend/snapshot"
 	"github.com/doclib/doclib/shared/data/dataset"
+	"github.com/doclib/doclib/shared/search"
 	"github.com/doclib/doclib/shared/settings"
 )
 
@@ -189,15 +191,23 @@ credit is written the first time it is imported only: after that the ledger owns
 func (a *app) reindexCmd() *cobra.Command {
 	var emb settings.Embedder
 	var cluster settings.OpenSearch
+	var snaps settings.Snapshots
 	pause := true
 	cmd := &cobra.Command{
-		Use:   "reindex --opensearch-url URL",
-		Short: "Rebuild the OpenSearch index from the table",
+		Use:   "reindex (--opensearch-url URL | --snapshot-bucket BUCKET)",
+		Short: "Rebuild the search index (OpenSearch's, or the embedded tier's snapshot) from the table",
 		Long: `Reads every document and recording of the table, embeds them with the
-configured embedder and loads them into a new OpenSearch index, then swaps the
-alias to it in one atomic step and deletes the index it replaced. Searches keep
+configured embedder and rebuilds the search index from them.
+
+On OpenSearch (--opensearch-url) it loads a new index, then swaps the alias to
+it in one atomic step and deletes the index it replaced. Searches keep
 answering from the old index until the swap; if anything fails, the new index
 is deleted and the old one stays.
+
+On the embedded tier (--snapshot-bucket, the stack's SnapshotBucket output) it
+writes a whole new snapshot and publishes it by rewriting the pointer; the
+search functions pick it up within seconds. If anything fails, the snapshot in
+service stays.
 
 While it runs, the Lambda triggers of the table's stream (the indexer) are
 paused: what the indexer wrote meanwhile would land in the old index and be
@@ -211,15 +221,28 @@ the stream's 24-hour retention. The stream-fed indexer keeps the index current
 otherwise.`,
 		Example: `  doclib-admin reindex --table doclib --opensearch-url https://localhost:9200
   AWS_REGION=eu-west-1 doclib-admin reindex --table doclib --embedder bedrock \
-    --opensearch-url https://search-doclib-x.eu-west-1.es.amazonaws.com --opensearch-aws-service es`,
+    --opensearch-url https://search-doclib-x.eu-west-1.es.amazonaws.com --opensearch-aws-service es
+  AWS_REGION=eu-west-1 doclib-admin reindex --table Doclib-acme-Table1234 --embedder bedrock \
+    --embed-dimensions 1024 --snapshot-bucket doclib-acme-snapshots-1234`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			ctx := cmd.Context()
 			if err := emb.Validate(); err != nil {
 				return usageError{err}
 			}
-			if err := cluster.Validate(); err != nil {
-				return usageError{err}
+			ss := settings.Search{Tier: settings.TierOpenSearch, Embedder: emb, OpenSearch: cluster, Snapshots: snaps}
+			switch {
+			case cluster.URL != "" && snaps.Bucket != "":
+				return usageError{errors.New("give --opensearch-url (a domain) or --snapshot-bucket (the embedded tier), not both")}
+			case snaps.Bucket != "":
+				ss.Tier = settings.TierEmbedded
+				if err := snaps.Validate(); err != nil {
+					return usageError{err}
+				}
+			default:
+				if err := cluster.Validate(); err != nil {
+					return usageError{fmt.Errorf("%w; or give --snapshot-bucket for a stack of the embedded tier", err)}
+				}
 			}
 			t, err := a.connect(ctx)
 			if err != nil {
@@ -228,7 +251,7 @@ otherwise.`,
 			if err := t.Check(ctx); err != nil {
 				return err
 			}
-			e, b, err := settings.Search{Embedder: emb, OpenSearch: cluster}.Connect(ctx)
+			e, idx, _, err := ss.Index(ctx, slog.New(slog.DiscardHandler))
 			if err != nil {
 				return err
 			}
@@ -247,13 +270,31 @@ otherwise.`,
 				return err
 			}
 			p := a.newProgress()
-			name, err := b.ReindexData(ctx, d, e, func(pr opensearch.ReindexProgress) { p.show("indexing", pr.Done, pr.Total) })
+			var where string
+			switch b := idx.(type) {
+			case *opensearch.Backend:
+				name, rerr := b.ReindexData(ctx, d, e, func(pr opensearch.ReindexProgress) { p.show("indexing", pr.Done, pr.Total) })
+				err, where = rerr, fmt.Sprintf("%s behind alias %s", name, b.Alias())
+			case *snapshot.Writer:
+				docs := make([]search.IndexDoc, 0, len(d.Documents))
+				err = search.DocsFromData(ctx, d, e, 0, func(batch []search.IndexDoc) error {
+					docs = append(docs, batch...)
+					p.show("embedding", len(docs), len(d.Documents))
+					return nil
+				})
+				if err == nil {
+					err = b.Publish(ctx, docs)
+				}
+				where = fmt.Sprintf("a snapshot in bucket %s", snaps.Bucket)
+			default:
+				err = fmt.Errorf("reindex: no reindex for %T", idx)
+			}
 			p.finish()
 			if err != nil {
 				return err
 			}
 			took := a.now().Sub(start)
-			fmt.Fprintf(a.stdout, "Reindexed %s into %s behind alias %s in %s:\n", t.Name, name, b.Alias(), took.Round(time.Millisecond))
+			fmt.Fprintf(a.stdout, "Reindexed %s into %s in %s:\n", t.Name, where, took.Round(time.Millisecond))
 			fmt.Fprintf(a.stdout, "  %d documents (%.0f documents/s), embedder %s\n",
 				len(d.Documents), float64(len(d.Documents))/max(took.Seconds(), 0.001), e.ID())
 			return nil
@@ -261,6 +302,7 @@ otherwise.`,
 	}
 	emb.Flags(cmd.Flags(), a.getenv)
 	cluster.Flags(cmd.Flags(), a.getenv)
+	snaps.Flags(cmd.Flags(), a.getenv)
 	cmd.Flags().BoolVar(&pause, "pause-indexer", true, "pause the Lambda triggers of the table's stream while reindexing (--pause-indexer=false when nothing else writes to the index)")
 	return cmd
 }

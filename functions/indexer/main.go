@@ -1,5 +1,6 @@
-// Command indexer reads the table's DynamoDB Stream and keeps the OpenSearch
-// index, and API Gateway's usage keys, in step with the table.
+// Command indexer reads the table's DynamoDB Stream and keeps the search
+// index (OpenSearch's, or the embedded tier's snapshot), and API Gateway's
+// usage keys, in step with the table.
 package main
 
 import (
@@ -20,11 +21,13 @@ func main() {
 }
 
 // newHandler wires the indexer from the environment the stack sets. Its init
-// makes no network call. Before a batch first writes, and again every
-// indexer.DefaultCheckEvery (a reindex may swap the alias to an index of
-// another embedder), the index is checked and created when missing: an index
-// of another embedder fails every batch, and the alarms fire, rather than
-// mix vectors of two models (docs: doclib-admin reindex cures it).
+// makes no network call. On OpenSearch, before a batch first writes, and
+// again every indexer.DefaultCheckEvery (a reindex may swap the alias to an
+// index of another embedder), the index is checked and created when
+// missing; on the embedded tier the snapshot writer refuses a snapshot of
+// another embedder itself. Either way another embedder's index fails every
+// batch, and the alarms fire, rather than mix vectors of two models (docs:
+// doclib-admin reindex cures it).
 func newHandler(ctx context.Context, getenv func(string) string, log *slog.Logger) (lambdaapp.StreamHandler, error) {
 	table, err := settings.Required(getenv, settings.EnvTable, "the stack gives every function its table's name")
 	if err != nil {
@@ -35,19 +38,13 @@ func newHandler(ctx context.Context, getenv func(string) string, log *slog.Logge
 		return nil, err
 	}
 	t.ConsistentRead = true // a re-read after a stream record must see that record's write
-	embedder, backend, err := settings.SearchFromEnv(getenv).Connect(ctx)
+	// By DOCLIB_SEARCH: OpenSearch with its index check, or the snapshot writer.
+	embedder, index, check, err := settings.SearchFromEnv(getenv).Index(ctx, log)
 	if err != nil {
 		return nil, err
 	}
 	store := dynamo.NewStore(t)
-	check := func(ctx context.Context) error {
-		created, err := backend.EnsureIndex(ctx)
-		if created {
-			log.Warn("indexer: the alias had gone; created an empty index behind it", "alias", backend.Alias(), "embedder", embedder.ID())
-		}
-		return err
-	}
-	x := &indexer.Indexer{Source: store, Embedder: embedder, Index: backend, Logger: log, CheckIndex: check}
+	x := &indexer.Indexer{Source: store, Embedder: embedder, Index: index, Logger: log, CheckIndex: check}
 	if plans := getenv(settings.EnvUsagePlans); plans != "" {
 		u, err := lambdaapp.NewUsageKeys(ctx, plans)
 		if err != nil {

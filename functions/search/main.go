@@ -1,5 +1,6 @@
 // Command search serves the search routes (httpapi.Routes, group "search")
-// behind API Gateway: the shared handler over the table and OpenSearch.
+// behind API Gateway: the shared handler over the table and the stack's
+// search tier, OpenSearch or the embedded engine over the indexer's snapshots.
 package main
 
 import (
@@ -11,7 +12,6 @@ import (
 	"github.com/doclib/doclib/shared/aws/apigw"
 	"github.com/doclib/doclib/shared/aws/lambdaapp"
 	"github.com/doclib/doclib/shared/backend/dynamo"
-	"github.com/doclib/doclib/shared/backend/opensearch"
 	"github.com/doclib/doclib/shared/httpapi"
 	"github.com/doclib/doclib/shared/search"
 	"github.com/doclib/doclib/shared/service"
@@ -24,8 +24,9 @@ func main() {
 	lambdaapp.Start(log, h, err)
 }
 
-// newHandler wires the handler from the environment the stack sets. It makes
-// no network call: the index is checked before the first search (Checked).
+// newHandler wires the handler from the environment the stack sets. On
+// OpenSearch it makes no network call (the index is checked before the
+// first search); on the embedded tier it loads the snapshot in service.
 func newHandler(ctx context.Context, getenv func(string) string, log *slog.Logger) (apigw.ProxyHandler, error) {
 	api, err := settings.APIFromEnv(getenv) // the table, the per-key and per-IP limits
 	if err != nil {
@@ -36,11 +37,11 @@ func newHandler(ctx context.Context, getenv func(string) string, log *slog.Logge
 		return nil, err
 	}
 	ss := settings.SearchFromEnv(getenv)
-	embedder, backend, err := ss.Connect(ctx)
+	embedder, backend, err := ss.Backend(ctx, log) // by DOCLIB_SEARCH: OpenSearch, or the snapshots
 	if err != nil {
 		return nil, err
 	}
-	searcher, err := ss.Rules.Searcher(&opensearch.Checked{Backend: backend}, embedder)
+	searcher, err := ss.Rules.Searcher(backend, embedder)
 	if err != nil {
 		return nil, err
 	}

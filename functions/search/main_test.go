@@ -24,6 +24,9 @@ func TestSettingsErrorsSayWhatToSet(t *testing.T) {
 		{map[string]string{settings.EnvTable: "t"}, "--opensearch-url"},
 		{map[string]string{settings.EnvTable: "t", settings.EnvOpenSearchURL: "https://x", settings.EnvEmbedder: "hash", settings.EnvEmbedDimensions: "big"}, settings.EnvEmbedDimensions},
 		{map[string]string{settings.EnvTable: "t", settings.EnvOpenSearchURL: "https://x", settings.EnvEmbedder: "hash", "DOCLIB_SEARCH_WEIGHTS": "semantic=2"}, "search rules"},
+		{map[string]string{settings.EnvTable: "t", settings.EnvSearch: "embedded"}, settings.EnvSnapshotBucket},
+		{map[string]string{settings.EnvTable: "t", settings.EnvSearch: "embedded", settings.EnvSnapshotBucket: "b", settings.EnvSnapshotPoll: "often"}, settings.EnvSnapshotPoll},
+		{map[string]string{settings.EnvTable: "t", settings.EnvSearch: "bleve"}, settings.EnvSearch},
 	} {
 		_, err := newHandler(context.Background(), func(k string) string { return c.env[k] }, lambdaapp.Logger(io.Discard))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
