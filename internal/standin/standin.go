@@ -7,10 +7,11 @@
 // filters and batching; and every AWS call the functions make sent through a
 // checker that signs each function in as its own role and evaluates the call
 // against the template's IAM policies (the role's, and the domain's access
-// policy for OpenSearch), answering a denied call as AWS does. Behind the
-// checker, DynamoDB is dynalite, OpenSearch the project's fake (which
-// validates every request against OpenSearch's API description), Bedrock and
-// API Gateway's control plane fakes of their wire formats.
+// policy for OpenSearch, the bucket's policy for S3), answering a denied
+// call as AWS does. Behind the checker, DynamoDB is dynalite, OpenSearch the
+// project's fake (which validates every request against OpenSearch's API
+// description), S3 gofakes3 (package fakes3), Bedrock and API Gateway's
+// control plane fakes of their wire formats.
 //
 // What differs from AWS, on purpose, is listed in docs/standin.md: the
 // functions reach AWS through AWS_ENDPOINT_URL (one HTTPS endpoint for every
@@ -44,6 +45,7 @@ import (
 	"github.com/doclib/doclib/internal/fakeapigateway"
 	"github.com/doclib/doclib/internal/fakebedrock"
 	"github.com/doclib/doclib/internal/fakeopensearch"
+	"github.com/doclib/doclib/internal/fakes3"
 	"github.com/doclib/doclib/internal/iampolicy"
 	"github.com/doclib/doclib/internal/lambdaemu"
 	"github.com/doclib/doclib/internal/restapi"
@@ -73,14 +75,21 @@ type Options struct {
 type Stack struct {
 	// URL is the API's base URL, the stage included, without a trailing
 	// slash: <URL>/libraries.
-	URL       string
-	Template  *cfn.Template
-	Values    cfn.Values
-	Table     string
-	Checker   *awscheck.Checker
-	Search    *fakeopensearch.Cluster
-	Bedrock   *fakebedrock.Server
-	Gateway   *fakeapigateway.Fake
+	URL      string
+	Template *cfn.Template
+	Values   cfn.Values
+	Table    string
+	Checker  *awscheck.Checker
+	Search   *fakeopensearch.Cluster
+	Bedrock  *fakebedrock.Server
+	Gateway  *fakeapigateway.Fake
+	// S3 holds the template's buckets (nil when it has none); tests may
+	// read or change objects behind the API through S3.Backend.
+	S3 *fakes3.Server
+	// Buckets are the buckets' names by logical ID; Bucket is the name when
+	// there is exactly one.
+	Buckets   map[string]string
+	Bucket    string
 	Functions map[string]*lambdaemu.Pool // by function name (the template's FunctionName)
 	// DB is a client of the table's DynamoDB with the operator's rights,
 	// straight to dynalite (not through the checker).
@@ -129,9 +138,27 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 	if err != nil {
 		return nil, err
 	}
-	s.Checker, err = awscheck.Start(awscheck.Config{Account: Account, Region: Region, DynamoDB: opts.DynamoDB,
+	bs, bucketPolicies, err := buckets(t, r)
+	if err != nil {
+		return nil, err
+	}
+	cfg := awscheck.Config{Account: Account, Region: Region, DynamoDB: opts.DynamoDB,
 		OpenSearch: s.Search, DomainARN: domainARN, DomainPolicy: domainPolicy, Bedrock: s.Bedrock,
-		APIGateway: s.Gateway, ResourceTags: s.Gateway.Tags, Logf: logger.Printf})
+		APIGateway: s.Gateway, ResourceTags: s.Gateway.Tags, Logf: logger.Printf}
+	if len(bs) > 0 {
+		if s.S3, err = startS3(bs); err != nil {
+			return nil, err
+		}
+		s.Buckets = map[string]string{}
+		for _, b := range bs {
+			s.Buckets[b.id] = b.name
+		}
+		if len(bs) == 1 {
+			s.Bucket = bs[0].name
+		}
+		cfg.S3, cfg.BucketPolicies = s.S3, bucketPolicies
+	}
+	s.Checker, err = awscheck.Start(cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -75,6 +75,16 @@ func physical(t *cfn.Template, stack, run, searchHost string) cfn.Values {
 			}
 			v.Ref[id] = name
 			v.Attr[id+".Arn"] = arn("logs", "log-group:"+name+":*")
+		case "AWS::S3::Bucket":
+			// Bucket names are global, lower case, at most 63 characters.
+			name := prop(r, "BucketName")
+			if name == "" {
+				name = strings.ToLower(gen(id, 63))
+			}
+			v.Ref[id] = name
+			v.Attr[id+".Arn"] = "arn:aws:s3:::" + name
+			v.Attr[id+".DomainName"] = name + ".s3.amazonaws.com"
+			v.Attr[id+".RegionalDomainName"] = name + ".s3." + Region + ".amazonaws.com"
 		case "AWS::OpenSearchService::Domain":
 			name := prop(r, "DomainName")
 			if name == "" {
