@@ -535,22 +535,30 @@ func (x *Index) buildLexical(ctx context.Context, n int, text func(i int) (title
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// A document's terms in order of first occurrence, and where each
+			// is in order: reused from one document to the next, as a map
+			// made and grown per document cost most of the analysis.
+			var order []termFreq
+			counts := map[string]int{}
 			for i := range next {
-				counts := map[string]*termFreq{}
-				var order []*termFreq
+				if len(counts) > 4096 { // after a long document: clear costs its capacity
+					counts = map[string]int{}
+				}
+				clear(counts)
+				order = order[:0]
 				count := func(s string, title bool) uint16 {
 					var n uint16
 					x.analyzer.Each(s, func(t analysis.Token) {
-						tf := counts[t.Term]
-						if tf == nil {
-							tf = &termFreq{term: t.Term, stop: t.Stop}
-							counts[t.Term] = tf
-							order = append(order, tf)
+						k, ok := counts[t.Term]
+						if !ok {
+							k = len(order)
+							counts[t.Term] = k
+							order = append(order, termFreq{term: t.Term, stop: t.Stop})
 						}
 						if title {
-							tf.title = satAdd(tf.title)
+							order[k].title = satAdd(order[k].title)
 						} else {
-							tf.body = satAdd(tf.body)
+							order[k].body = satAdd(order[k].body)
 						}
 						n = satAdd(n)
 					})
@@ -566,11 +574,7 @@ func (x *Index) buildLexical(ctx context.Context, n int, text func(i int) (title
 					body = satAddN(body, count(s, false))
 				}
 				x.bodyLen[i] = body
-				out := make([]termFreq, len(order))
-				for j, tf := range order {
-					out[j] = *tf
-				}
-				analysed[i] = out
+				analysed[i] = slices.Clone(order)
 			}
 		}()
 	}

@@ -1,0 +1,114 @@
+package localsearch_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+
+	doclib "github.com/doclib/doclib/shared"
+	"github.com/doclib/doclib/shared/backend/localsearch"
+	"github.com/doclib/doclib/shared/backend/offline"
+	"github.com/doclib/doclib/shared/data/dataset"
+	"github.com/doclib/doclib/shared/data/demo"
+	"github.com/doclib/doclib/shared/search"
+)
+
+// benchDims is the vector size production uses (Titan v2's default).
+const benchDims = 1024
+
+// benchDocs makes the IndexDocs of a generated demo data set of n documents,
+// as a snapshot would hold them, with random unit vectors (seeded) in place of
+// embeddings: one per document and one per readable recording, shared by the
+// documents it is behind.
+func benchDocs(b *testing.B, n int) []search.IndexDoc {
+	b.Helper()
+	d, err := dataset.Validate(demo.Generate(demo.Options{Documents: n}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(uint64(n), 42))
+	vector := func() []float32 {
+		v := make([]float32, benchDims)
+		for i := range v {
+			v[i] = float32(rng.NormFloat64())
+		}
+		search.Normalize(v)
+		return v
+	}
+	plans := map[string]doclib.Plan{}
+	for _, w := range d.Workspaces {
+		plans[w.ID] = w.Plan
+	}
+	ws := map[string]string{}
+	for _, doc := range d.Documents {
+		ws[doc.ID] = doc.WorkspaceID
+	}
+	recs := map[string][]*doclib.Recording{}
+	recVec := map[string][]float32{}
+	for _, r := range d.Recordings {
+		plan, ok := plans[ws[r.DocumentIDs[0]]]
+		if !ok || !search.Readable(r, plan) {
+			continue
+		}
+		recVec[r.ID] = vector()
+		for _, id := range r.DocumentIDs {
+			recs[id] = append(recs[id], r)
+		}
+	}
+	docs := make([]search.IndexDoc, len(d.Documents))
+	for i, doc := range d.Documents {
+		var vs [][]float32
+		for _, r := range recs[doc.ID] {
+			vs = append(vs, recVec[r.ID])
+		}
+		docs[i] = search.NewIndexDoc(doc, vector(), recs[doc.ID], vs)
+	}
+	return docs
+}
+
+func heapMiB() float64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return float64(m.HeapAlloc) / (1 << 20)
+}
+
+// BenchmarkFromDocs builds the embedded index from a snapshot's IndexDocs at
+// 1k, 10k and 100k documents. It reports the heap the index holds once the
+// IndexDocs are dropped (index-MiB), the heap of the IndexDocs themselves
+// (docs-MiB) and what the build allocated (alloc-MiB).
+func BenchmarkFromDocs(b *testing.B) {
+	e, err := offline.NewHashing(benchDims, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{1_000, 10_000, 100_000} {
+		b.Run(fmt.Sprintf("docs=%d", n), func(b *testing.B) {
+			base := heapMiB()
+			docs := benchDocs(b, n)
+			withDocs := heapMiB()
+			var x *localsearch.Index
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			b.ResetTimer()
+			for b.Loop() {
+				if x, err = localsearch.FromDocs(context.Background(), docs, e, localsearch.Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			runtime.ReadMemStats(&after)
+			st := x.Stats()
+			docs = nil
+			index := heapMiB() - base
+			b.ReportMetric(index, "index-MiB")
+			b.ReportMetric(withDocs-base, "docs-MiB")
+			b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/(1<<20)/float64(b.N), "alloc-MiB")
+			b.Logf("%d documents, %d recordings, %d terms, %d postings, %d MiB of vectors",
+				st.Documents, st.Recordings, st.Terms, st.Postings, st.VectorBytes>>20)
+			runtime.KeepAlive(x)
+		})
+	}
+}
