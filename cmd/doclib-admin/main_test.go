@@ -22,9 +22,15 @@ import (
 	"github.com/doclib/doclib/internal/dynalitetest"
 	"github.com/doclib/doclib/internal/fakelambda"
 	"github.com/doclib/doclib/internal/fakeopensearch"
+	"github.com/doclib/doclib/internal/fakes3"
 	"github.com/doclib/doclib/internal/fixture"
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/backend/dynamo"
+	"github.com/doclib/doclib/shared/backend/localsearch"
+	"github.com/doclib/doclib/shared/backend/offline"
+	"github.com/doclib/doclib/shared/backend/s3blobs"
+	"github.com/doclib/doclib/shared/backend/snapshot"
+	"github.com/doclib/doclib/shared/search"
 	"github.com/doclib/doclib/shared/service"
 )
 
@@ -361,4 +367,60 @@ func withStream(t *testing.T, arn string) {
 	srv := httptest.NewServer(proxy)
 	t.Cleanup(srv.Close)
 	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", srv.URL)
+}
+
+// TestReindexSnapshot: on the embedded tier, reindex writes the table's
+// documents as a whole snapshot and publishes it, replacing one of another
+// embedder; a follower of the bucket then serves them. Neither or both of
+// --opensearch-url and --snapshot-bucket is a usage error.
+func TestReindexSnapshot(t *testing.T) {
+	table, _ := env(t)
+	if code, _, errs := admin(t, "create-table", "--table", table); code != 0 {
+		t.Fatal(errs)
+	}
+	if code, _, errs := admin(t, "import", "--data", writeFixture(t, nil), "--table", table); code != 0 {
+		t.Fatal(errs)
+	}
+	s3 := fakes3.New()
+	if err := s3.CreateBucket("snaps", true); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s3)
+	defer srv.Close()
+	t.Setenv("AWS_ENDPOINT_URL_S3", srv.URL)
+	blobs, err := s3blobs.Connect(context.Background(), "snaps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A snapshot of another embedder is in service.
+	other := &snapshot.Writer{Blobs: blobs, Embedder: "openai/other", Dimensions: 3}
+	if err := other.Publish(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+
+	if code, _, errs := admin(t, "reindex", "--table", table, "--opensearch-url", "http://127.0.0.1:1", "--snapshot-bucket", "snaps"); code != 2 || !strings.Contains(errs, "not both") {
+		t.Errorf("both targets: exit %d\n%s", code, errs)
+	}
+	if code, _, errs := admin(t, "reindex", "--table", table); code != 2 || !strings.Contains(errs, "--snapshot-bucket") {
+		t.Errorf("no target: exit %d, want a message naming both flags\n%s", code, errs)
+	}
+	code, out, errs := admin(t, "reindex", "--table", table, "--snapshot-bucket", "snaps")
+	if code != 0 || !strings.Contains(out, "10 documents") || !strings.Contains(out, "a snapshot in bucket snaps") {
+		t.Fatalf("reindex: exit %d\n%s%s", code, out, errs)
+	}
+	e, err := offline.NewHashing(0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &snapshot.Follower{Blobs: blobs, Embedder: e.ID(), Dimensions: e.Dimensions(),
+		Build: func(ctx context.Context, docs []search.IndexDoc) (search.Retriever, error) {
+			return localsearch.FromDocs(ctx, docs, e, localsearch.Options{})
+		}}
+	if err := f.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	st := f.Current()
+	if st.Err != nil || st.Header.Documents != 10 || st.Header.Sequence != 2 || st.Header.Embedder != e.ID() {
+		t.Fatalf("in service after reindex: %+v", st)
+	}
 }

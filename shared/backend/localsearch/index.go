@@ -229,11 +229,13 @@ func Build(ctx context.Context, d *doclib.DataSet, e search.Embedder, opt Option
 // queries: its ID and dimensions must be those the vectors were made with.
 //
 // Libraries are the distinct LibraryIDs of the documents. A recording behind
-// several documents appears in each of their IndexDocs: it is kept once (the
-// vector of the first document in the index's order: libraries by ID,
-// documents by ID), and two different vectors for one recording ID (beyond
-// rounding, see sameVector) are refused, as are duplicate
-// document IDs and vectors of other than e.Dimensions() floats or holding a NaN
+// several documents appears in each of their IndexDocs: it is kept once, with
+// the vector of the first document in the index's order (libraries by ID,
+// documents by ID). Two different vectors for one recording are a state the
+// indexer passes through (a recording edited while only some of its
+// documents were indexed again): the first is kept, and the next snapshot,
+// once every document was indexed again, agrees. Duplicate document IDs are
+// refused, as are vectors of other than e.Dimensions() floats or holding a NaN
 // or an infinity. Vectors are expected of unit length (as search.CheckVectors
 // leaves them); one that is not is normalised in the index.
 //
@@ -350,8 +352,6 @@ func build(ctx context.Context, docs []search.IndexDoc, e search.Embedder, worke
 				k = uint32(len(recs))
 				recIdx[r.ID] = k
 				recs = append(recs, rec{id: r.ID, doc: doc.ID, vec: r.Vector})
-			} else if !sameVector(recs[k].vec, r.Vector) {
-				return nil, fmt.Errorf("localsearch: recording %s has two different vectors (behind documents %s and %s)", r.ID, recs[k].doc, doc.ID)
 			}
 			perDoc[i] = append(perDoc[i], k)
 		}
@@ -409,25 +409,6 @@ func build(ctx context.Context, docs []search.IndexDoc, e search.Embedder, worke
 	}
 	slices.SortFunc(x.activity, func(a, b uint32) int { return search.MoreActive(&x.docs[a], &x.docs[b]) })
 	return x, nil
-}
-
-// sameVector reports whether a and b are one recording's vector: equal but
-// for rounding. The indexer embeds a recording once per document it is behind,
-// and an embedder need not give the same text the same bits every time (the
-// offline one sums its features in a map's order: its vectors vary by about
-// 1e-8 per float). Two texts that differ by a word are far further apart than
-// the allowed relative distance of 1e-3.
-func sameVector(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	var dist, norm float64
-	for i := range a {
-		d := float64(a[i]) - float64(b[i])
-		dist += d * d
-		norm += float64(a[i]) * float64(a[i])
-	}
-	return dist <= 1e-6*norm // NaN compares false
 }
 
 // putVector copies a made vector into dst, checking it: dims floats, finite.
