@@ -1,0 +1,204 @@
+package standin_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/doclib/doclib/internal/apisuite"
+	"github.com/doclib/doclib/internal/dynalitetest"
+	"github.com/doclib/doclib/internal/standin"
+	"github.com/doclib/doclib/shared/backend/s3blobs"
+	"github.com/doclib/doclib/shared/backend/snapshot"
+	"github.com/doclib/doclib/shared/data/demo"
+)
+
+// TestEmbeddedTier runs a stack synthesized with search=embedded: no
+// OpenSearch anywhere; the indexer publishes the demo import as a snapshot in
+// the stack's bucket, through the checker, with the rights the template
+// grants; the API suite passes on it; a change written to the table reaches
+// every search-function instance through a new snapshot; and a corrupt
+// snapshot named by the pointer leaves the last good one in service.
+func TestEmbeddedTier(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the stand-in synthesizes and runs the whole stack; not in -short")
+	}
+	root, _ := filepath.Abs("../..")
+	a, err := standin.Synth(root, t.TempDir(), map[string]string{"customer": "emb", "search": "embedded"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := dynalitetest.Start(t)
+	d, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	var logs syncBuffer
+	s, err := standin.Start(ctx, standin.Options{Assembly: a, DynamoDB: db.Endpoint, Data: d, Logs: &logs, Run: "emb"})
+	if err != nil {
+		t.Fatalf("stand-in: %v\n%s", err, tail(logs.String(), 60))
+	}
+	defer s.Close()
+	t.Cleanup(func() {
+		for _, d := range s.Checker.Denials() {
+			t.Errorf("AWS denied a function's call: %+v", d)
+		}
+		if n := s.Failed(); n > 0 {
+			t.Errorf("the indexer gave up on %d stream records", n)
+		}
+		if t.Failed() {
+			t.Logf("stand-in logs (last lines):\n%s", tail(logs.String(), 80))
+		}
+	})
+	if n := len(s.Template.OfType("AWS::OpenSearchService::Domain")); n != 0 {
+		t.Fatalf("%d OpenSearch domains in an embedded stack", n)
+	}
+	if s.Bucket == "" {
+		t.Fatal("no snapshot bucket in the embedded stack")
+	}
+	if n := len(s.Search.Requests()); n != 0 {
+		t.Fatalf("the embedded stack sent %d requests to OpenSearch", n)
+	}
+
+	// The operator's view of the bucket, straight to the S3 engine.
+	srv := httptest.NewServer(s.S3)
+	defer srv.Close()
+	blobs := s3blobs.New(s3.New(s3.Options{Region: standin.Region, BaseEndpoint: aws.String(srv.URL), UsePathStyle: true,
+		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenSupported,
+		Credentials:                aws.AnonymousCredentials{}}), s.Bucket)
+	p, _, err := snapshot.ReadPointer(ctx, blobs, "")
+	if err != nil {
+		t.Fatalf("no snapshot published after the import: %v", err)
+	}
+	if p.Documents != len(d.Documents) || !strings.HasPrefix(p.Embedder, "bedrock") {
+		t.Fatalf("the published snapshot: %+v; want %d documents of the Bedrock embedder", p, len(d.Documents))
+	}
+
+	t.Run("api suite", func(t *testing.T) {
+		apisuite.Run(t, apisuite.Target{Name: "stand-in, embedded tier", URL: s.URL, Client: clientFrom("127.0.0.21"), RoutesBeforeAuth: true})
+	})
+
+	search := func(c int, q string) []string {
+		resp, body := get(t, clientFrom("127.0.0.22"), s.URL+"/search/documents?q="+url.QueryEscape(q), "dlk_demo_full_scope")
+		if resp.StatusCode != 200 {
+			t.Fatalf("search %q (client %d): %d %s", q, c, resp.StatusCode, body)
+		}
+		var out struct {
+			Documents []struct {
+				ID string `json:"id"`
+			} `json:"documents"`
+		}
+		if err := json.Unmarshal(body, &out); err != nil {
+			t.Fatal(err)
+		}
+		ids := make([]string, len(out.Documents))
+		for i, h := range out.Documents {
+			ids[i] = h.ID
+		}
+		return ids
+	}
+	// Two searches at once, so that two instances of the search function
+	// have the snapshot in service.
+	both := func(q string) [2][]string {
+		var out [2][]string
+		var wg sync.WaitGroup
+		for i := range 2 {
+			wg.Add(1)
+			go func() { defer wg.Done(); out[i] = search(i, q) }()
+		}
+		wg.Wait()
+		return out
+	}
+	const word = "zebrafish"
+	for _, ids := range both(word) {
+		if len(ids) != 0 && ids[0] == "doc_it_001" {
+			t.Fatalf("doc_it_001 found for %q before the change", word)
+		}
+	}
+	searchFn := s.Functions["doclib-emb-search"]
+	if searchFn == nil {
+		t.Fatalf("no function doclib-emb-search among %v", s.Functions)
+	}
+	if n := len(searchFn.ColdStarts()); n < 2 {
+		t.Fatalf("the search function ran on %d instances; the test needs two", n)
+	}
+
+	// The change, written to the table as the product's importer would.
+	_, err = s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.Table),
+		Key:                       map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "DOC#doc_it_001"}, "sk": &types.AttributeValueMemberS{Value: "A"}},
+		UpdateExpression:          aws.String("SET title = :t"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":t": &types.AttributeValueMemberS{Value: "Reset a user's password in Okta for the zebrafish lab"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Settle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p2, _, err := snapshot.ReadPointer(ctx, blobs, "")
+	if err != nil || p2.Sequence <= p.Sequence {
+		t.Fatalf("after the change the pointer is %+v (%v); want a sequence after %d", p2, err, p.Sequence)
+	}
+	// Each instance looks for a newer snapshot at most every
+	// DOCLIB_SNAPSHOT_POLL (5 s): within a few of those, both answer with it.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got := both(word)
+		if len(got[0]) > 0 && got[0][0] == "doc_it_001" && len(got[1]) > 0 && got[1][0] == "doc_it_001" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("30 s after the snapshot was published, searches for %q answer %v", word, got)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	// Every instance now serves it.
+	for range 5 {
+		for _, ids := range both(word) {
+			if len(ids) == 0 || ids[0] != "doc_it_001" {
+				t.Fatalf("an instance still serves the old snapshot: %v", ids)
+			}
+		}
+	}
+
+	// A corrupt snapshot, named by a pointer as a failed writer could leave
+	// it: searches keep answering from the last good one.
+	ptr, obj, err := snapshot.ReadPointer(ctx, blobs, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := bytes.Repeat([]byte("not a snapshot "), 100)
+	o, err := blobs.Put(ctx, snapshot.SnapshotKey, bytes.NewReader(bad), int64(len(bad)), snapshot.Condition{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ptr.Version, ptr.Sequence, ptr.Bytes = o.Version, ptr.Sequence+1, int64(len(bad))
+	raw, _ := json.Marshal(ptr)
+	if _, err := blobs.Put(ctx, snapshot.PointerKey, bytes.NewReader(raw), int64(len(raw)), snapshot.Condition{IfMatch: obj.ETag}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(6 * time.Second) // past the poll interval: the next searches read the bad pointer
+	for range 3 {
+		for _, ids := range both(word) {
+			if len(ids) == 0 || ids[0] != "doc_it_001" {
+				t.Fatalf("with a corrupt snapshot named, a search answered %v; want the last good snapshot's answer", ids)
+			}
+		}
+	}
+	if !strings.Contains(logs.String(), "snapshot") {
+		t.Errorf("the corrupt snapshot left no line in the logs")
+	}
+}
