@@ -25,6 +25,10 @@ const (
 	api429Threshold    = 300
 	iteratorAgeMs      = 5 * 60 * 1000 // the index is 5 minutes behind the table
 	functionErrorLimit = 1             // any unhandled error or throttle is news
+	// embeddedThrottlePeriods: the embedded tier's indexer is throttled in
+	// the ordinary course (reserved concurrency 1); throttles in 3 periods
+	// in a row are news.
+	embeddedThrottlePeriods = 3
 )
 
 // newAlarms watches the API, every function and the indexer's stream. With
@@ -81,13 +85,23 @@ func newAlarms(s awscdk.Stack, cfg Config, a *api, fns map[string]*function, fai
 		f := fns[name].fn
 		alarm(fnID(name)+"Errors", f.MetricErrors(sum), functionErrorLimit, 1, atLeast,
 			"The "+name+" function failed (unhandled error or timeout): see its log group.")
+		if name == lambdaapp.FunctionIndexer && cfg.Search == SearchEmbedded {
+			// Reserved concurrency 1: a batch of a second stream shard is
+			// throttled while another runs, and retried; only a backlog
+			// that lasts is news.
+			alarm(fnID(name)+"Throttles", f.MetricThrottles(sum), functionErrorLimit, embeddedThrottlePeriods, atLeast,
+				"The indexer has been throttled for 15 minutes: its reserved concurrency of 1 (one snapshot writer) makes the batches of other stream shards wait, and they have been waiting that long. Throttled batches are retried, not lost; see IndexerIteratorAge.")
+			continue
+		}
 		alarm(fnID(name)+"Throttles", f.MetricThrottles(sum), functionErrorLimit, 1, atLeast,
 			"The "+name+" function was throttled: the account's Lambda concurrency is exhausted.")
 	}
 	indexer := fns[lambdaapp.FunctionIndexer].fn
 	alarm("IndexerIteratorAge", indexer.Metric(jsii.String("IteratorAge"), &awscloudwatch.MetricOptions{Period: alarmPeriod, Statistic: jsii.String("Maximum")}),
 		iteratorAgeMs, 1, above, "The search index is more than 5 minutes behind the table: the indexer is failing or too slow.")
-	domainAlarms(cfg, search, alarm)
+	if cfg.Search == SearchDomain {
+		domainAlarms(cfg, search, alarm)
+	}
 
 	alarm("IndexerFailures", failed.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: alarmPeriod, Statistic: jsii.String("Maximum")}),
 		0, 1, above, "Stream records the indexer gave up on are waiting in its failure queue: fix the cause, then run doclib-admin reindex.")

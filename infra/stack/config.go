@@ -11,9 +11,16 @@ import (
 	"strings"
 
 	doclib "github.com/doclib/doclib/shared"
+	"github.com/doclib/doclib/shared/aws/lambdaapp"
 )
 
-// Search backends: the "search" context value. There is one today.
+// Search backends: the "search" context value.
+//
+// SearchDomain runs an OpenSearch Service managed domain: it is billed by
+// the hour whether or not anyone searches. SearchEmbedded runs the project's
+// embedded engine inside the search function over a snapshot that the
+// indexer writes to S3: idle, it costs the snapshots' storage and nothing
+// else (infra/README.md, "Search tiers").
 //
 // OpenSearch Serverless was an option and was removed (issue 12): a reindex
 // ends with POST /<index>/_refresh, which is not among the operations AWS
@@ -25,8 +32,19 @@ import (
 // to fail.
 const (
 	SearchDomain     = "domain"     // an Amazon OpenSearch Service managed domain
+	SearchEmbedded   = "embedded"   // the embedded engine in Lambda over snapshots in S3
 	searchServerless = "serverless" // refused: see above
 )
+
+// DefaultSearchMemoryMB is the search function's memory in the embedded tier
+// when searchMemoryMb is not given. It comes from docs/performance.md's
+// figures: the embedded index of 100,000 documents takes 245 MiB (the store,
+// 321 MiB more there, stays in DynamoDB here), and the function holds the
+// index it serves beside a newer snapshot it is loading, with the Go heap's
+// headroom on both; Lambda also gives CPU in proportion to memory (a whole
+// vCPU at 1,769 MB), and the search's dot products use every core it has.
+// To be set again from measurements of the function itself.
+const DefaultSearchMemoryMB = 2048
 
 // Config is one customer's stack, read from the CDK context (`cdk deploy -c
 // key=value`, or the "context" of cdk.json). Every value has a default, so
@@ -35,11 +53,15 @@ type Config struct {
 	// Customer names the stack (Doclib-<customer>) and the resources that
 	// carry a name (domain, collection, functions, API).
 	Customer string
-	// Search is SearchDomain.
+	// Search is SearchDomain or SearchEmbedded.
 	Search string
+	// SearchMemoryMB is the search function's memory in the embedded tier
+	// (DefaultSearchMemoryMB unless given); 0 in the domain tier.
+	SearchMemoryMB int
 	// OpenSearchSize names the domain's sizing profile (DomainProfiles);
 	// the fields below start from it, and the Domain* context keys override
-	// the instance type, count and volume.
+	// the instance type, count and volume. In the embedded tier, which has
+	// no domain, they are all empty.
 	OpenSearchSize string
 	// DomainInstanceType, DomainInstanceCount and DomainVolumeGB size the
 	// domain's data nodes; DomainZones is the availability zones they spread
@@ -116,6 +138,7 @@ var Defaults = Config{
 const (
 	KeyCustomer               = "customer"
 	KeySearch                 = "search"
+	KeySearchMemoryMB         = "searchMemoryMb"
 	KeyOpenSearchSize         = "opensearchSize"
 	KeyDomainInstanceType     = "domainInstanceType"
 	KeyDomainInstanceCount    = "domainInstanceCount"
@@ -166,11 +189,12 @@ func ParseConfig(get func(key string) any) (Config, error) {
 		if v == searchServerless {
 			return fmt.Errorf("OpenSearch Serverless is not supported: doclib's reindex refreshes the index (_refresh) and its vectors use faiss HNSW on a cosine space, and a Serverless collection offers neither (docs/search.md); use %q, an OpenSearch Service managed domain", SearchDomain)
 		}
-		if v != SearchDomain {
-			return fmt.Errorf("use %q (an OpenSearch Service managed domain)", SearchDomain)
+		if v != SearchDomain && v != SearchEmbedded {
+			return fmt.Errorf("use %q (an OpenSearch Service managed domain) or %q (the embedded engine in Lambda over snapshots in S3)", SearchDomain, SearchEmbedded)
 		}
 		return nil
 	})
+	p.refuseOtherTier(c.Search)
 	p.str(KeyOpenSearchSize, &c.OpenSearchSize, func(v string) error {
 		prof, ok := profileNamed(v)
 		if !ok {
@@ -260,7 +284,57 @@ func ParseConfig(get func(key string) any) (Config, error) {
 	})
 	p.bool(KeyRetain, &c.Retain)
 	p.bool(KeyUsagePlans, &c.UsagePlans)
+	p.tier(&c)
 	return c, p.err
+}
+
+// domainKeys size the OpenSearch domain, which only the domain tier has.
+var domainKeys = []string{KeyOpenSearchSize, KeyDomainInstanceType, KeyDomainInstanceCount, KeyDomainVolumeGB}
+
+// refuseOtherTier refuses the keys that belong to the other search tier
+// than search's, before they are read. Such a key is refused rather than
+// ignored: a user who sizes a domain for an embedded stack, or the embedded
+// search function for a domain stack, expects it to take effect, and would
+// otherwise deploy something other than what they asked for.
+func (p *parser) refuseOtherTier(search string) {
+	if search == SearchEmbedded {
+		for _, k := range domainKeys {
+			if v := p.get(k); p.given(v) {
+				p.fail(k, v, fmt.Errorf("search=%s has no OpenSearch domain to size; leave %s out, or use search=%s", SearchEmbedded, k, SearchDomain))
+			}
+		}
+		return
+	}
+	if v := p.get(KeySearchMemoryMB); p.given(v) {
+		p.fail(KeySearchMemoryMB, v, fmt.Errorf("it sizes the search function of search=%s; with search=%s the function has %d MB (the domain does the searching)",
+			SearchEmbedded, search, sizes[lambdaapp.FunctionSearch].memoryMB))
+	}
+}
+
+// tier reads the embedded tier's keys, and leaves the domain's fields empty
+// in the embedded tier, which has no domain.
+func (p *parser) tier(c *Config) {
+	if c.Search != SearchEmbedded {
+		return
+	}
+	c.OpenSearchSize, c.DomainInstanceType, c.DomainInstanceCount, c.DomainVolumeGB = "", "", 0, 0
+	c.DomainZones, c.DomainMasterType, c.DomainMasterCount = 0, "", 0
+	c.SearchMemoryMB = DefaultSearchMemoryMB
+	p.int(KeySearchMemoryMB, &c.SearchMemoryMB, func(n int) error {
+		if n < 128 || n > 10240 {
+			return fmt.Errorf("use a Lambda memory size in MB from 128 to 10240")
+		}
+		return nil
+	})
+}
+
+// given tells whether a context value was set: -c key= (empty) keeps the
+// default, as if it were not.
+func (p *parser) given(v any) bool {
+	if s, ok := v.(string); ok {
+		return strings.TrimSpace(s) != ""
+	}
+	return v != nil
 }
 
 // parser keeps the first error, so that ParseConfig reads as a list of keys.

@@ -224,3 +224,57 @@ func TestOpenSearchSizes(t *testing.T) {
 		}
 	}
 }
+
+// TestParseConfigEmbedded: search=embedded has no domain, so its sizing
+// fields are empty and its keys are refused with the reason; the search
+// function's memory is the embedded tier's own key, refused with a domain.
+func TestParseConfigEmbedded(t *testing.T) {
+	c, err := ParseConfig(ctx(map[string]any{KeySearch: "embedded"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Defaults
+	want.Search, want.SearchMemoryMB = SearchEmbedded, DefaultSearchMemoryMB
+	want.OpenSearchSize, want.DomainInstanceType, want.DomainInstanceCount, want.DomainVolumeGB, want.DomainZones = "", "", 0, 0, 0
+	if c != want {
+		t.Fatalf("got %+v\nwant %+v", c, want)
+	}
+	if DefaultSearchMemoryMB != 2048 {
+		t.Errorf("default search memory %d MB: update infra/README.md", DefaultSearchMemoryMB)
+	}
+	for _, v := range []any{"3008", float64(1769), " 128 ", "", nil} {
+		c, err := ParseConfig(ctx(map[string]any{KeySearch: "embedded", KeySearchMemoryMB: v}))
+		if err != nil {
+			t.Fatalf("searchMemoryMb=%v: %v", v, err)
+		}
+		want := map[any]int{"3008": 3008, float64(1769): 1769, " 128 ": 128, "": DefaultSearchMemoryMB, nil: DefaultSearchMemoryMB}[v]
+		if c.SearchMemoryMB != want {
+			t.Errorf("searchMemoryMb=%v: %d MB, want %d", v, c.SearchMemoryMB, want)
+		}
+	}
+	if c, err := ParseConfig(ctx(map[string]any{KeySearch: "embedded", KeyOpenSearchSize: ""})); err != nil || c.OpenSearchSize != "" {
+		t.Errorf("opensearchSize= (empty) with search=embedded: %v, %q; an empty value is no value", err, c.OpenSearchSize)
+	}
+	for _, tt := range []struct {
+		kv   map[string]any
+		key  string
+		want string
+	}{
+		{map[string]any{KeySearch: "embedded", KeyOpenSearchSize: "small"}, KeyOpenSearchSize, "no OpenSearch domain"},
+		{map[string]any{KeySearch: "embedded", KeyDomainInstanceType: "r7g.large.search"}, KeyDomainInstanceType, "no OpenSearch domain"},
+		// refused for the tier, not for the count's own rule
+		{map[string]any{KeySearch: "embedded", KeyDomainInstanceCount: "3"}, KeyDomainInstanceCount, "no OpenSearch domain"},
+		{map[string]any{KeySearch: "embedded", KeyDomainVolumeGB: float64(50)}, KeyDomainVolumeGB, "no OpenSearch domain"},
+		{map[string]any{KeySearch: "embedded", KeySearchMemoryMB: "64"}, KeySearchMemoryMB, "128 to 10240"},
+		{map[string]any{KeySearch: "embedded", KeySearchMemoryMB: "10241"}, KeySearchMemoryMB, "128 to 10240"},
+		{map[string]any{KeySearch: "embedded", KeySearchMemoryMB: "2GB"}, KeySearchMemoryMB, "not a whole number"},
+		{map[string]any{KeySearchMemoryMB: "2048"}, KeySearchMemoryMB, "search=embedded"},
+		{map[string]any{KeySearch: "domain", KeySearchMemoryMB: float64(2048)}, KeySearchMemoryMB, "search=embedded"},
+		{map[string]any{KeySearch: "elasticsearch"}, KeySearch, `"embedded"`},
+	} {
+		_, err := ParseConfig(ctx(tt.kv))
+		if err == nil || !strings.Contains(err.Error(), "context "+tt.key+"=") || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%v: error %v, want one naming %s and saying %q", tt.kv, err, tt.key, tt.want)
+		}
+	}
+}

@@ -37,6 +37,29 @@ var sizes = map[string]sizing{
 	lambdaapp.FunctionIndexer: {1024, 600, "DynamoDB stream to OpenSearch indexer and API Gateway usage keys"},
 }
 
+// embeddedIndexerMemoryMB is the indexer's memory in the embedded tier: it
+// reads the current snapshot, applies a batch and writes the whole snapshot
+// again, so it holds the index (245 MiB at 100,000 documents,
+// docs/performance.md) and its encoding at once. 3,008 MB leaves room for
+// several times that; the timeout stays at 600 s, since a batch may still fan
+// out to many documents, each re-embedded.
+const embeddedIndexerMemoryMB = 3008
+
+// sizeOf is a function's sizing in cfg's search tier.
+func sizeOf(cfg Config, name string) (sizing, bool) {
+	size, ok := sizes[name]
+	if cfg.Search != SearchEmbedded {
+		return size, ok
+	}
+	switch name {
+	case lambdaapp.FunctionSearch:
+		size.memoryMB, size.about = cfg.SearchMemoryMB, "search route: Bedrock embedding and the embedded engine over the newest snapshot"
+	case lambdaapp.FunctionIndexer:
+		size.memoryMB, size.about = embeddedIndexerMemoryMB, "DynamoDB stream to the search snapshot in S3 and API Gateway usage keys"
+	}
+	return size, ok
+}
+
 // function is one Lambda function with its own role and log group.
 type function struct {
 	name string
@@ -62,7 +85,7 @@ func newRoles(s awscdk.Stack, cfg Config) map[string]awsiam.Role {
 // bootstrap, with a log group of its own (JSON lines, the stack's retention)
 // and active X-Ray tracing.
 func newFunction(s awscdk.Stack, cfg Config, name, codeDir string, role awsiam.Role, env map[string]*string) *function {
-	size, ok := sizes[name]
+	size, ok := sizeOf(cfg, name)
 	if !ok {
 		panic("stack: no sizing for function " + name)
 	}
@@ -90,6 +113,19 @@ func newFunction(s awscdk.Stack, cfg Config, name, codeDir string, role awsiam.R
 		// concurrency keeps it answering when other functions of the account
 		// take the rest (and caps it there).
 		props.ReservedConcurrentExecutions = jsii.Number(float64(cfg.AuthorizerReservedConcurrency))
+	}
+	if name == lambdaapp.FunctionIndexer && cfg.Search == SearchEmbedded {
+		// One snapshot writer at a time: each commit reads the current
+		// snapshot and publishes a new one, and two at once would each
+		// drop the other's changes but for the pointer's conditional write,
+		// which is the safety net, not the plan. A stream mapping invokes at
+		// most one batch per shard at once; with several shards the others
+		// are throttled and wait. Lambda retries a batch it could not invoke
+		// (throttled) until it succeeds or its records expire, without
+		// counting it against MaximumRetryAttempts, which counts function
+		// errors only (Lambda Developer Guide, error handling for DynamoDB
+		// event sources): a throttle delays the index, it loses nothing.
+		props.ReservedConcurrentExecutions = jsii.Number(embeddedIndexerConcurrency)
 	}
 	fn := awslambda.NewFunction(s, jsii.String(fnID(name)), props)
 	return &function{name: name, fn: fn, role: role, logs: logs}
@@ -280,18 +316,30 @@ func envLimits(cfg Config) map[string]*string {
 	}
 }
 
-// envSearch is what the search and indexer functions need to reach
-// OpenSearch and Bedrock. The index alias is set explicitly, to the one the
-// search role's OpenSearch grant names (searchAlias).
+// embeddedIndexerConcurrency is the indexer's reserved concurrency in the
+// embedded tier: one snapshot writer.
+const embeddedIndexerConcurrency = 1
+
+// envSearch is what the search and indexer functions need to reach their
+// search tier and Bedrock. For the domain the index alias is set
+// explicitly, to the one the search role's OpenSearch grant names
+// (searchAlias). The embedded tier gets the bucket and no OpenSearch
+// variable; EnvSnapshotPoll is left to its default.
 func envSearch(cfg Config, b *searchBackend) map[string]*string {
-	return map[string]*string{
-		settings.EnvOpenSearchURL:     b.url,
-		settings.EnvOpenSearchService: jsii.String(b.service),
-		settings.EnvOpenSearchAlias:   jsii.String(searchAlias),
-		settings.EnvEmbedder:          jsii.String("bedrock"),
-		settings.EnvEmbedModel:        jsii.String(cfg.BedrockModel),
-		settings.EnvEmbedDimensions:   jsii.String(strconv.Itoa(cfg.EmbedDimensions)),
+	env := map[string]*string{
+		settings.EnvEmbedder:        jsii.String("bedrock"),
+		settings.EnvEmbedModel:      jsii.String(cfg.BedrockModel),
+		settings.EnvEmbedDimensions: jsii.String(strconv.Itoa(cfg.EmbedDimensions)),
 	}
+	if cfg.Search == SearchEmbedded {
+		env[settings.EnvSearch] = jsii.String(SearchEmbedded)
+		env[settings.EnvSnapshotBucket] = b.bucket.BucketName()
+		return env
+	}
+	env[settings.EnvOpenSearchURL] = b.url
+	env[settings.EnvOpenSearchService] = jsii.String(b.service)
+	env[settings.EnvOpenSearchAlias] = jsii.String(searchAlias)
+	return env
 }
 
 func merge(ms ...map[string]*string) map[string]*string {
@@ -320,16 +368,15 @@ func newOperatorRole(s awscdk.Stack, cfg Config) awsiam.Role {
 }
 
 // grantReindex gives the operators' role what doclib-admin reindex does: scan
-// and read the table, embed with the stack's model, write the index, and
-// pause and resume the indexer's stream trigger around the rebuild
-// (shared/aws/trigger) — that trigger only.
-func grantReindex(role awsiam.Role, t awsdynamodb.Table, search *searchBackend, model string, mapping awslambda.EventSourceMapping) {
+// and read the table, embed with the stack's model, and pause and resume the
+// indexer's stream trigger around the rebuild (shared/aws/trigger) — that
+// trigger only. Writing the index is the search tier's grant (New).
+func grantReindex(role awsiam.Role, t awsdynamodb.Table, model string, mapping awslambda.EventSourceMapping) {
 	role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Sid:       jsii.String("ReadTable"),
 		Actions:   jsii.Strings(append([]string{"dynamodb:Scan", "dynamodb:DescribeTable"}, tableReadActions...)...),
 		Resources: tableReadResources(t),
 	}))
-	search.grant(role, true)
 	grantBedrock(role, model)
 	role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Sid:       jsii.String("PauseIndexerTrigger"),

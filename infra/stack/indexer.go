@@ -17,6 +17,28 @@ const (
 	// streamRetries bounds the retries of a failing batch (halved each time
 	// by bisection) before its records go to the failure queue.
 	streamRetries = 5
+	// streamWindowSec gathers records for up to this long before invoking
+	// the indexer.
+	streamWindowSec = 1
+)
+
+// Stream settings of the indexer in the embedded tier, where every batch
+// ends in writing a whole snapshot: a burst of writes (an import, a plan
+// change) should cost one snapshot, not one per 50 records.
+//
+//   - embeddedBatchSize: Lambda passes a batch whole in one invocation, cut
+//     at the 6 MB payload limit of a synchronous invoke whatever the batch
+//     size; a DynamoDB stream mapping takes up to 10,000 records. Records
+//     carry both images of items of a few KB, so 1,000 of them is about
+//     where the payload limit cuts anyway: a larger size would not make
+//     larger batches.
+//   - embeddedWindowSec: wait up to 10 s for the batch to fill. An edit
+//     reaches search that much later (plus the search function's poll of
+//     the pointer, EnvSnapshotPoll, 5 s by default); an import of thousands
+//     of records becomes a few snapshots instead of hundreds.
+const (
+	embeddedBatchSize = 1000
+	embeddedWindowSec = 10
 )
 
 // streamFilters keep the stream records the indexer acts on (shared/aws/indexer
@@ -53,7 +75,7 @@ func streamKeys(pk any, sks ...any) map[string]any {
 // days, for `doclib-admin reindex` or a person to act on. Records are
 // idempotent for the indexer (it re-reads the table), so retries are safe.
 // Only the records streamFilters keep invoke it.
-func connectStream(s awscdk.Stack, t awsdynamodb.Table, indexer *function) (awssqs.Queue, awslambda.EventSourceMapping) {
+func connectStream(s awscdk.Stack, cfg Config, t awsdynamodb.Table, indexer *function) (awssqs.Queue, awslambda.EventSourceMapping) {
 	failed := awssqs.NewQueue(s, jsii.String("IndexerFailures"), &awssqs.QueueProps{
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL:      jsii.Bool(true),
@@ -64,12 +86,16 @@ func connectStream(s awscdk.Stack, t awsdynamodb.Table, indexer *function) (awss
 	for i, f := range streamFilters {
 		filters[i] = awslambda.FilterCriteria_Filter(&f)
 	}
+	batch, window := streamBatchSize, streamWindowSec
+	if cfg.Search == SearchEmbedded {
+		batch, window = embeddedBatchSize, embeddedWindowSec
+	}
 	mapping := awslambda.NewEventSourceMapping(s, jsii.String("IndexerStream"), &awslambda.EventSourceMappingProps{
 		Target:                  indexer.fn,
 		EventSourceArn:          t.TableStreamArn(),
 		StartingPosition:        awslambda.StartingPosition_TRIM_HORIZON,
-		BatchSize:               jsii.Number(streamBatchSize),
-		MaxBatchingWindow:       awscdk.Duration_Seconds(jsii.Number(1)),
+		BatchSize:               jsii.Number(batch),
+		MaxBatchingWindow:       awscdk.Duration_Seconds(jsii.Number(window)),
 		ReportBatchItemFailures: jsii.Bool(true),
 		BisectBatchOnError:      jsii.Bool(true),
 		RetryAttempts:           jsii.Number(streamRetries),

@@ -43,6 +43,13 @@ const (
 		"Besides these, GET /apikeys lists the Region's API keys (a list has no tags to condition on; values are never asked for)."
 	reasonFailureQueue = "This queue is itself the on-failure destination of the indexer's stream; a dead-letter queue of it " +
 		"would only move the records again. Messages are kept 14 days and alarm when present."
+	reasonSnapshotAccessLogs = "The snapshots' bucket is written only by this stack's indexer role and read only by its search role " +
+		"(their identity policies; public access is blocked, ACLs are off and requests without TLS are denied). Its objects are derived " +
+		"from the table and rebuilt from it. CloudTrail S3 data events are the audit path where one is wanted; server access logs would " +
+		"need a second bucket per customer stack and log every poll of the snapshot pointer."
+	reasonSnapshotPrefix = "The embedded tier's objects are versions of snapshots/index.snap and snapshots/current.json (shared/backend/snapshot): " +
+		"<bucket>/snapshots/* names them and nothing else in this stack's own bucket. The search role may only GetObject and " +
+		"GetObjectVersion there; the indexer may also PutObject, and neither may delete."
 	reasonAccountLoggingRole = "API Gateway's CloudWatch role is one per account and Region, shared by every REST API there " +
 		"(one per customer stack); it writes API-Gateway-Execution-Logs_<api-id>/<stage> and each API's access log group, " +
 		"whose names this stack cannot know."
@@ -80,6 +87,13 @@ func suppressFindings(s awscdk.Stack, cfg Config, a *api, search *searchBackend,
 		paths := "Resource::<" + ref(search.node) + ".Arn>/*"
 		suppress(fns[lambdaapp.FunctionIndexer].role, "AwsSolutions-IAM5", reasonDomainPaths, paths)
 		suppress(operator, "AwsSolutions-IAM5", reasonDomainPaths, paths)
+	}
+	if cfg.Search == SearchEmbedded {
+		suppress(search.node, "AwsSolutions-S1", reasonSnapshotAccessLogs)
+		objects := "Resource::<" + ref(search.node) + ".Arn>/" + snapshotPrefix + "*"
+		for _, name := range []string{lambdaapp.FunctionSearch, lambdaapp.FunctionIndexer} {
+			suppress(fns[name].role, "AwsSolutions-IAM5", reasonSnapshotPrefix, objects)
+		}
 	}
 	suppress(operator, "AwsSolutions-IAM5", reasonListMappings, "Resource::*")
 	if cfg.UsagePlans {

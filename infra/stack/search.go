@@ -5,6 +5,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsopensearchservice"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
@@ -38,11 +39,15 @@ var (
 	esWriteActions = []string{"es:ESHttpGet", "es:ESHttpHead", "es:ESHttpPost", "es:ESHttpPut", "es:ESHttpDelete"}
 )
 
-// searchBackend is the OpenSearch the search and indexer functions use.
+// searchBackend is what the search and indexer functions search and write:
+// the OpenSearch domain (SearchDomain) or the snapshots' bucket
+// (SearchEmbedded).
 type searchBackend struct {
-	url      *string // https://…, for settings.EnvOpenSearchURL
-	service  string  // "es", for settings.EnvOpenSearchService
-	endpoint *string // for the stack's output
+	url      *string // domain: https://…, for settings.EnvOpenSearchURL
+	service  string  // domain: "es", for settings.EnvOpenSearchService
+	endpoint *string // domain: for the stack's output
+	// bucket holds the embedded tier's snapshots (snapshots.go).
+	bucket awss3.Bucket
 	// grant gives a role its identity-based permissions; the resource side
 	// (the domain access policy) names the roles when the backend is built.
 	grant func(role awsiam.IRole, write bool)
@@ -52,10 +57,15 @@ type searchBackend struct {
 	domainName string
 }
 
-// newSearch builds the managed domain. reader is the search function's role;
-// writers are the indexer's and the operators' roles: the only principals its
-// policy admits.
+// newSearch builds the search tier of cfg. For the managed domain, reader is
+// the search function's role and writers are the indexer's and the
+// operators' roles: the only principals its policy admits. The embedded
+// tier's bucket has no resource policy but TLS-only; the roles' own policies
+// say who may do what (newSnapshots).
 func newSearch(s awscdk.Stack, cfg Config, reader awsiam.IRole, writers []awsiam.IRole, retention awslogs.RetentionDays) *searchBackend {
+	if cfg.Search == SearchEmbedded {
+		return newSnapshots(s, cfg)
+	}
 	return newDomain(s, cfg, reader, writers, retention)
 }
 

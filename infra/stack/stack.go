@@ -72,8 +72,14 @@ func New(scope constructs.Construct, cfg Config, bins Binaries) (awscdk.Stack, e
 		indexer.fn.AddEnvironment(jsii.String(settings.EnvUsagePlans), api.usagePlansEnv(cfg.Customer), nil)
 		grantUsageKeys(indexer.role, cfg.Customer, api.planIDs())
 	}
-	failed, mapping := connectStream(s, table, indexer)
-	grantReindex(operator, table, search, cfg.BedrockModel, mapping)
+	failed, mapping := connectStream(s, cfg, table, indexer)
+	grantReindex(operator, table, cfg.BedrockModel, mapping)
+	if cfg.Search == SearchDomain {
+		// doclib-admin reindex rebuilds the domain's index. It does not
+		// write snapshots: an embedded stack's bucket is written by its
+		// indexer alone, so the operators' role gets no S3 right.
+		search.grant(operator, true)
+	}
 	newWAF(s, cfg, api)
 	newAlarms(s, cfg, api, fns, failed, search)
 
@@ -82,7 +88,11 @@ func New(scope constructs.Construct, cfg Config, bins Binaries) (awscdk.Stack, e
 	}
 	output("ApiUrl", *api.rest.Url(), "Base URL of the API: append a route, e.g. <ApiUrl>libraries")
 	output("TableName", *table.TableName(), "DynamoDB table (doclib-admin --table)")
-	output("OpenSearchEndpoint", *search.endpoint, "OpenSearch "+cfg.Search+" endpoint ("+search.service+")")
+	if cfg.Search == SearchEmbedded {
+		output("SnapshotBucket", *search.bucket.BucketName(), "S3 bucket of the embedded search tier's snapshots ("+settings.EnvSnapshotBucket+")")
+	} else {
+		output("OpenSearchEndpoint", *search.endpoint, "OpenSearch "+cfg.Search+" endpoint ("+search.service+")")
+	}
 	if cfg.UsagePlans {
 		output("UsagePlans", *api.usagePlansEnv(cfg.Customer), "Usage plan per tier, as "+settings.EnvUsagePlans+" takes them")
 		for _, tier := range Tiers {
@@ -90,7 +100,11 @@ func New(scope constructs.Construct, cfg Config, bins Binaries) (awscdk.Stack, e
 		}
 	}
 	output("Region", *awscdk.Aws_REGION(), "Region of the stack")
-	output("OperatorRoleArn", *operator.RoleArn(), "Role that doclib-admin reindex assumes (a profile with role_arn): the only identity besides the functions that the domain admits")
+	if cfg.Search == SearchEmbedded {
+		output("OperatorRoleArn", *operator.RoleArn(), "Role that doclib-admin assumes (a profile with role_arn) to read the table and pause the indexer's trigger")
+	} else {
+		output("OperatorRoleArn", *operator.RoleArn(), "Role that doclib-admin reindex assumes (a profile with role_arn): the only identity besides the functions that the domain admits")
+	}
 
 	suppressFindings(s, cfg, api, search, fns, operator, failed)
 	return s, nil

@@ -157,13 +157,13 @@ func (s *synthesized) identityStatements() []statement {
 }
 
 // resourceStatements are the statements of the resource policies: the
-// domain's access policy, the queue's and the topic's.
+// domain's access policy, the queue's, the topic's and the bucket's.
 func (s *synthesized) resourceStatements() []statement {
 	var out []statement
 	for _, r := range s.resources("AWS::OpenSearchService::Domain") {
 		out = append(out, statementsOf(r.ID, r.Props["AccessPolicies"])...)
 	}
-	for _, typ := range []string{"AWS::SQS::QueuePolicy", "AWS::SNS::TopicPolicy"} {
+	for _, typ := range []string{"AWS::SQS::QueuePolicy", "AWS::SNS::TopicPolicy", "AWS::S3::BucketPolicy"} {
 		for _, r := range s.resources(typ) {
 			out = append(out, statementsOf(r.ID, r.Props["PolicyDocument"])...)
 		}
@@ -174,8 +174,12 @@ func (s *synthesized) resourceStatements() []statement {
 // TestNoWildcardPermissions: no "*" action allowed anywhere, no "*" resource
 // with a data action, no AWS-managed policy.
 func TestNoWildcardPermissions(t *testing.T) {
-	data := []string{"dynamodb:", "es:", "aoss:", "bedrock:", "apigateway:", "sqs:", "sns:", "logs:"}
-	for _, variant := range []map[string]any{defaultContext, customContext} {
+	data := []string{"dynamodb:", "es:", "aoss:", "bedrock:", "apigateway:", "sqs:", "sns:", "logs:", "s3:"}
+	// Not embeddedTestContext: with retain=false the CDK's auto-delete
+	// function, which empties the bucket on cdk destroy, has its own role with
+	// AWSLambdaBasicExecutionRole (TestEmbeddedLeastPrivilege: no S3 right in
+	// its identity policy).
+	for _, variant := range []map[string]any{defaultContext, customContext, embeddedContext} {
 		s := synth(t, variant)
 		sts := s.identityStatements()
 		if len(sts) == 0 {
@@ -183,7 +187,7 @@ func TestNoWildcardPermissions(t *testing.T) {
 		}
 		for _, st := range append(sts, s.resourceStatements()...) {
 			if st.effect != "Allow" {
-				continue // the queue's and topic's Deny of requests without TLS
+				continue // the queue's, topic's and bucket's Deny of requests without TLS
 			}
 			for _, a := range st.actions {
 				if a == "*" || strings.HasSuffix(a, ":*") {
@@ -481,7 +485,8 @@ func TestIndexerStream(t *testing.T) {
 		t.Errorf("stream goes to %v", esm["FunctionName"])
 	}
 	if !reflect.DeepEqual(esm["FunctionResponseTypes"], []any{"ReportBatchItemFailures"}) || esm["BisectBatchOnFunctionError"] != true ||
-		esm["MaximumRetryAttempts"] != float64(streamRetries) || esm["BatchSize"] != float64(streamBatchSize) {
+		esm["MaximumRetryAttempts"] != float64(streamRetries) || esm["BatchSize"] != float64(streamBatchSize) ||
+		esm["MaximumBatchingWindowInSeconds"] != float64(streamWindowSec) {
 		t.Errorf("stream settings %v", esm)
 	}
 	var patterns []string
@@ -590,7 +595,9 @@ func TestOpenSearchDomain(t *testing.T) {
 // checks that each suppression is on a resource and says why.
 func TestCdkNagAwsSolutions(t *testing.T) {
 	for _, variant := range []map[string]any{defaultContext, customContext,
-		{KeyOpenSearchSize: sizeSmall}, {KeyOpenSearchSize: sizeLarge}, {KeyRetain: "false"}, {KeyUsagePlans: "false"}} {
+		{KeyOpenSearchSize: sizeSmall}, {KeyOpenSearchSize: sizeLarge}, {KeyRetain: "false"}, {KeyUsagePlans: "false"},
+		embeddedContext, embeddedTestContext,
+		{KeySearch: SearchEmbedded, KeyRetain: "false"}, {KeySearch: SearchEmbedded, KeyUsagePlans: "false"}} {
 		s := synth(t, variant)
 		for _, m := range s.messages {
 			data := ""

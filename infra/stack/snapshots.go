@@ -1,0 +1,100 @@
+package stack
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// snapshotPrefix holds every object of the embedded tier (shared/backend/
+// snapshot): the snapshot, versions of snapshots/index.snap, and the pointer
+// to the current one, snapshots/current.json. The roles' grants name it.
+const snapshotPrefix = "snapshots/"
+
+// The snapshots' lifecycle. Every commit of the indexer writes a whole
+// snapshot as a new version of one key, so old versions would pile up; the
+// lifecycle, not the indexer, deletes them (the indexer has no delete right).
+//
+//   - The 3 newest noncurrent versions are kept whatever their age: the
+//     snapshots an operator can point snapshots/current.json back to if a new
+//     one turns out bad, even when the index has not changed for months.
+//   - Older noncurrent versions go 7 days after they were replaced: a search
+//     function that read the pointer just before a new snapshot was published
+//     still GETs the version it names by versionId (seconds later), and a week
+//     covers a rollback found after a weekend. A burst of imports may publish
+//     a snapshot every few seconds; a week of them is what storage holds at
+//     most, at S3's price per GB-month.
+//   - Incomplete multipart uploads (a large snapshot's upload cut short by a
+//     timeout) are aborted after 1 day, the shortest S3 allows: their parts
+//     are billed but never visible.
+const (
+	snapshotVersionsKept    = 3
+	snapshotNoncurrentDays  = 7
+	snapshotAbortUploadDays = 1
+)
+
+// S3 access of the embedded tier, written out rather than taken from
+// Bucket.GrantRead/GrantReadWrite, which add s3:GetBucket*, s3:List*,
+// s3:DeleteObject* and more.
+//
+// The search function GETs the pointer (If-None-Match) and the snapshot by
+// versionId (s3:GetObjectVersion). s3:ListBucket on the bucket is what makes
+// S3 answer a GET of a missing key 404 rather than 403 (S3's GetObject
+// permissions), so that "no snapshot yet" is told apart from "denied"; it
+// lists key names, not data. The indexer also PUTs (the conditional
+// If-Match/If-None-Match write of the pointer needs s3:PutObject only) and
+// deletes nothing.
+var (
+	snapshotReadActions  = []string{"s3:GetObject", "s3:GetObjectVersion"}
+	snapshotWriteActions = []string{"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject"}
+	snapshotListActions  = []string{"s3:ListBucket"}
+)
+
+// newSnapshots is the embedded tier's bucket.
+func newSnapshots(s awscdk.Stack, cfg Config) *searchBackend {
+	b := awss3.NewBucket(s, jsii.String("Snapshots"), &awss3.BucketProps{
+		BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(),
+		// S3-managed keys (SSE-S3) rather than KMS: the snapshots are derived
+		// from the table and hold nothing it does not; a customer managed key
+		// costs a monthly fee, idle or not, and every GET and PUT would be a
+		// KMS request with a key policy to keep in step with the roles.
+		Encryption:        awss3.BucketEncryption_S3_MANAGED,
+		EnforceSSL:        jsii.Bool(true),
+		MinimumTLSVersion: jsii.Number(1.2),
+		Versioned:         jsii.Bool(true),
+		ObjectOwnership:   awss3.ObjectOwnership_BUCKET_OWNER_ENFORCED,
+		LifecycleRules: &[]*awss3.LifecycleRule{{
+			Id:                                  jsii.String("ExpireOldSnapshots"),
+			NoncurrentVersionsToRetain:          jsii.Number(snapshotVersionsKept),
+			NoncurrentVersionExpiration:         awscdk.Duration_Days(jsii.Number(snapshotNoncurrentDays)),
+			AbortIncompleteMultipartUploadAfter: awscdk.Duration_Days(jsii.Number(snapshotAbortUploadDays)),
+		}},
+		// As the table: kept when the stack is deleted, unless it is a test
+		// stack, whose `cdk destroy` then empties it (every version) and
+		// deletes it.
+		RemovalPolicy:     cfg.removal(),
+		AutoDeleteObjects: jsii.Bool(!cfg.Retain),
+	})
+	objects := b.ArnForObjects(jsii.String(snapshotPrefix + "*"))
+	return &searchBackend{
+		bucket: b,
+		grant: func(role awsiam.IRole, write bool) {
+			actions := snapshotReadActions
+			if write {
+				actions = snapshotWriteActions
+			}
+			role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				Sid:       jsii.String("Snapshots"),
+				Actions:   jsii.Strings(actions...),
+				Resources: &[]*string{objects},
+			}))
+			role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				Sid:       jsii.String("SnapshotsMissing"),
+				Actions:   jsii.Strings(snapshotListActions...),
+				Resources: &[]*string{b.BucketArn()},
+			}))
+		},
+		node: b.Node().DefaultChild(),
+	}
+}
