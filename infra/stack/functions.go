@@ -368,15 +368,20 @@ func newOperatorRole(s awscdk.Stack, cfg Config) awsiam.Role {
 }
 
 // grantReindex gives the operators' role what doclib-admin reindex does: scan
-// and read the table, embed with the stack's model, and pause and resume the
-// indexer's stream trigger around the rebuild (shared/aws/trigger) — that
-// trigger only. Writing the index is the search tier's grant (New).
-func grantReindex(role awsiam.Role, t awsdynamodb.Table, model string, mapping awslambda.EventSourceMapping) {
+// and read the table, embed with the stack's model, write the domain's index,
+// and pause and resume the indexer's stream trigger around the rebuild
+// (shared/aws/trigger) — that trigger only. doclib-admin reindex writes a
+// domain, not snapshots: an embedded stack's bucket is written by its indexer
+// alone, and the operators' role gets no S3 right.
+func grantReindex(role awsiam.Role, t awsdynamodb.Table, search *searchBackend, model string, mapping awslambda.EventSourceMapping) {
 	role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Sid:       jsii.String("ReadTable"),
 		Actions:   jsii.Strings(append([]string{"dynamodb:Scan", "dynamodb:DescribeTable"}, tableReadActions...)...),
 		Resources: tableReadResources(t),
 	}))
+	if search.operatorWrites {
+		search.grant(role, true)
+	}
 	grantBedrock(role, model)
 	role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Sid:       jsii.String("PauseIndexerTrigger"),

@@ -51,6 +51,9 @@ type searchBackend struct {
 	// grant gives a role its identity-based permissions; the resource side
 	// (the domain access policy) names the roles when the backend is built.
 	grant func(role awsiam.IRole, write bool)
+	// operatorWrites: the operators' role writes the index (doclib-admin
+	// reindex), as on the domain; not the embedded tier's snapshots.
+	operatorWrites bool
 	// node is the construct cdk-nag suppressions attach to.
 	node constructs.IConstruct
 	// domainName names the domain in its CloudWatch metrics (AWS/ES).
@@ -189,8 +192,9 @@ func newDomain(s awscdk.Stack, cfg Config, reader awsiam.IRole, writers []awsiam
 				}))
 			}
 		},
-		node:       d,
-		domainName: name,
+		operatorWrites: true,
+		node:           d,
+		domainName:     name,
 	}
 }
 

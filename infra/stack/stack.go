@@ -73,13 +73,7 @@ func New(scope constructs.Construct, cfg Config, bins Binaries) (awscdk.Stack, e
 		grantUsageKeys(indexer.role, cfg.Customer, api.planIDs())
 	}
 	failed, mapping := connectStream(s, cfg, table, indexer)
-	grantReindex(operator, table, cfg.BedrockModel, mapping)
-	if cfg.Search == SearchDomain {
-		// doclib-admin reindex rebuilds the domain's index. It does not
-		// write snapshots: an embedded stack's bucket is written by its
-		// indexer alone, so the operators' role gets no S3 right.
-		search.grant(operator, true)
-	}
+	grantReindex(operator, table, search, cfg.BedrockModel, mapping)
 	newWAF(s, cfg, api)
 	newAlarms(s, cfg, api, fns, failed, search)
 
