@@ -111,10 +111,11 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 		logs = io.Discard
 	}
 	logger := log.New(logs, "standin: ", log.Lmsgprefix|log.Ltime)
-	s = &Stack{Functions: map[string]*lambdaemu.Pool{}, logf: logger.Printf}
+	st := &Stack{Functions: map[string]*lambdaemu.Pool{}, logf: logger.Printf}
+	s = st
 	defer func() {
 		if err != nil {
-			s.Close()
+			st.Close() // s is nil by now: every failure returns nil, err
 		}
 	}()
 	t, err := cfn.Load(opts.Assembly.Template)
@@ -276,11 +277,15 @@ func (k gatewayKeys) LookupKey(value string) (restapi.Key, bool) {
 	return restapi.Key{ID: key.ID, Enabled: key.Enabled, UsagePlans: key.UsagePlans}, ok
 }
 
-// domain returns the OpenSearch domain's ARN and access policy.
+// domain returns the OpenSearch domain's ARN and access policy; none for a
+// stack of the embedded tier, whose calls to OpenSearch are then refused.
 func domain(t *cfn.Template, r *cfn.Resolver) (string, *iampolicy.Policy, error) {
 	ids := t.OfType("AWS::OpenSearchService::Domain")
-	if len(ids) != 1 {
-		return "", nil, fmt.Errorf("standin: %d OpenSearch domains, want 1", len(ids))
+	switch {
+	case len(ids) == 0:
+		return "", nil, nil
+	case len(ids) > 1:
+		return "", nil, fmt.Errorf("standin: %d OpenSearch domains, want at most 1", len(ids))
 	}
 	arn := r.V.Attr[ids[0]+".Arn"]
 	ap, ok := t.Resources[ids[0]].Properties["AccessPolicies"]
