@@ -119,6 +119,21 @@ func TestEmbeddedTier(t *testing.T) {
 		wg.Wait()
 		return out
 	}
+	// setTitle writes doc_it_001's title to the table as the product's
+	// importer would, and waits for the stream to be drained.
+	setTitle := func(title string) {
+		t.Helper()
+		_, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.Table),
+			Key:                       map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "DOC#doc_it_001"}, "sk": &types.AttributeValueMemberS{Value: "A"}},
+			UpdateExpression:          aws.String("SET title = :t"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":t": &types.AttributeValueMemberS{Value: title}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Settle(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
 	const word = "zebrafish"
 	for _, ids := range both(word) {
 		if len(ids) != 0 && ids[0] == "doc_it_001" {
@@ -134,16 +149,7 @@ func TestEmbeddedTier(t *testing.T) {
 	}
 
 	// The change, written to the table as the product's importer would.
-	_, err = s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.Table),
-		Key:                       map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "DOC#doc_it_001"}, "sk": &types.AttributeValueMemberS{Value: "A"}},
-		UpdateExpression:          aws.String("SET title = :t"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":t": &types.AttributeValueMemberS{Value: "Reset a user's password in Okta for the zebrafish lab"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Settle(ctx); err != nil {
-		t.Fatal(err)
-	}
+	setTitle("Reset a user's password in Okta for the zebrafish lab")
 	p2, _, err := snapshot.ReadPointer(ctx, blobs, "")
 	if err != nil || p2.Sequence <= p.Sequence {
 		t.Fatalf("after the change the pointer is %+v (%v); want a sequence after %d", p2, err, p.Sequence)
@@ -172,16 +178,7 @@ func TestEmbeddedTier(t *testing.T) {
 
 	// The title back as it was, through the same path, so that the suite
 	// below finds the demo data.
-	_, err = s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.Table),
-		Key:                       map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "DOC#doc_it_001"}, "sk": &types.AttributeValueMemberS{Value: "A"}},
-		UpdateExpression:          aws.String("SET title = :t"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":t": &types.AttributeValueMemberS{Value: "Reset a user's password in Okta"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Settle(ctx); err != nil {
-		t.Fatal(err)
-	}
+	setTitle("Reset a user's password in Okta")
 	deadline = time.Now().Add(30 * time.Second)
 	for {
 		// Vector neighbours still come back for any query; what matters is
