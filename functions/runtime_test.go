@@ -38,7 +38,7 @@ func TestMain(m *testing.M) {
 
 // build compiles ./functions/<name> into dir for goos/goarch with the deploy's
 // flags and returns the binary's path.
-func build(t *testing.T, name, dir, goos, goarch string) string {
+func build(t testing.TB, name, dir, goos, goarch string) string {
 	t.Helper()
 	out := filepath.Join(dir, name)
 	cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w", "-o", out, "./"+name)

@@ -1,0 +1,262 @@
+package functions_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/doclib/doclib/internal/dynalitetest"
+	"github.com/doclib/doclib/internal/fakebedrock"
+	"github.com/doclib/doclib/internal/fakes3"
+	"github.com/doclib/doclib/internal/lambdaemu"
+	"github.com/doclib/doclib/shared/backend/dynamo"
+	"github.com/doclib/doclib/shared/backend/s3blobs"
+	"github.com/doclib/doclib/shared/backend/snapshot"
+	"github.com/doclib/doclib/shared/data/dataset"
+	"github.com/doclib/doclib/shared/data/demo"
+	"github.com/doclib/doclib/shared/search"
+	"github.com/doclib/doclib/shared/settings"
+)
+
+// sizingQueries are what the measured searches ask, in turn: words of the
+// generated documents' procedures, one to five of them.
+var sizingQueries = []string{
+	"reset password", "vpn", "close the month", "onboard a new employee laptop",
+	"invoice approval", "quarterly forecast", "rotate the certificate", "crm lead import",
+	"expense report", "backup restore database", "printer", "purchase order vendor",
+	"grant access to the shared drive", "payroll", "renew the contract", "mfa",
+}
+
+// BenchmarkEmbeddedTier measures the search function of the embedded tier as
+// Lambda runs it: the deploy's binary (built for the host) under the runtime
+// emulator, its table on dynalite, its snapshot in a real S3-compatible server
+// (gofakes3) written by the indexer's writer with 1,024-dimension Bedrock
+// vectors (the fake Bedrock's), its query embeddings from the fake Bedrock over
+// HTTP. Each size gets a fresh table and bucket. Reported per size:
+//
+//   - snapshot-MB: the published snapshot's size;
+//   - init-ms: process start to its first request for an event, which is
+//     when the snapshot has been read, checked and built into the index;
+//   - maxmem-MB: Lambda's "Max Memory Used" after the warm searches;
+//   - p50-ms, p99-ms: warm searches, one at a time, invoke to answer;
+//   - swap-ms, swap-maxmem-MB: the search that notices a newer snapshot and
+//     loads it before answering, and the peak memory it leaves (the old
+//     index and the new one are both alive during the swap).
+//
+// The sizes are DOCLIB_SIZING's (comma-separated document counts; default
+// 1000). The search function's own memory setting does not limit the
+// emulator; maxmem-MB says what it must be. Importing 100,000 documents into
+// dynalite takes about three minutes. Run:
+//
+//	DOCLIB_SIZING=1000,10000,100000 go test ./functions -run '^$' -bench EmbeddedTier -benchtime 200x -timeout 60m
+func BenchmarkEmbeddedTier(b *testing.B) {
+	sizes := []int{1000}
+	if v := os.Getenv("DOCLIB_SIZING"); v != "" {
+		sizes = sizes[:0]
+		for _, f := range strings.Split(v, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				b.Fatalf("DOCLIB_SIZING=%q: want comma-separated document counts", v)
+			}
+			sizes = append(sizes, n)
+		}
+	}
+	bin := build(b, "search", b.TempDir(), runtime.GOOS, runtime.GOARCH)
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("docs=%d", n), func(b *testing.B) { benchEmbeddedTier(b, bin, n) })
+	}
+}
+
+func benchEmbeddedTier(b *testing.B, bin string, n int) {
+	ctx := context.Background()
+	// The stack's services, served locally.
+	db := dynalitetest.Start(b)
+	table := db.TableName(b)
+	s3srv := fakes3.New()
+	if err := s3srv.CreateBucket("snaps", true); err != nil {
+		b.Fatal(err)
+	}
+	s3 := httptest.NewServer(s3srv)
+	b.Cleanup(s3.Close)
+	bedrock := httptest.NewServer(fakebedrock.New())
+	b.Cleanup(bedrock.Close)
+	aws := map[string]string{
+		"AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local",
+		"AWS_ENDPOINT_URL_DYNAMODB": db.Endpoint, "AWS_ENDPOINT_URL_S3": s3.URL,
+		"AWS_ENDPOINT_URL_BEDROCK_RUNTIME": bedrock.URL,
+	}
+	for k, v := range aws {
+		b.Setenv(k, v)
+	}
+	env := map[string]string{
+		settings.EnvTable: table, settings.EnvCustomer: "sizing",
+		settings.EnvKeyLimit: "1000000", settings.EnvIPLimit: "1000000",
+		settings.EnvSearch: "embedded", settings.EnvSnapshotBucket: "snaps",
+		settings.EnvEmbedder: "bedrock", settings.EnvEmbedDimensions: "1024",
+	}
+
+	// The data: n generated documents with enough credit for every search.
+	f := demo.Generate(demo.Options{Documents: n})
+	f.Workspaces = slices.Clone(f.Workspaces)
+	for i := range f.Workspaces {
+		f.Workspaces[i].AICredit = 1_000_000
+	}
+	d, err := dataset.Validate(f)
+	if err != nil {
+		b.Fatal(err)
+	}
+	t, err := dynamo.Connect(ctx, table)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := t.CreateTable(ctx); err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	if _, err := t.Import(ctx, d, "sizing", dynamo.ImportOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("%d documents imported into dynalite in %s", n, time.Since(start).Round(time.Second))
+
+	// The snapshot, as the indexer's writer publishes it.
+	ss := settings.SearchFromEnv(func(k string) string { return env[k] })
+	e, idx, _, err := ss.Index(ctx, slog.New(slog.DiscardHandler))
+	if err != nil {
+		b.Fatal(err)
+	}
+	w, ok := idx.(*snapshot.Writer)
+	if !ok {
+		b.Fatalf("the embedded tier's index is a %T, want a snapshot writer", idx)
+	}
+	start = time.Now()
+	var docs []search.IndexDoc
+	if err := search.DocsFromData(ctx, d, e, 0, func(batch []search.IndexDoc) error {
+		docs = append(docs, batch...)
+		return nil
+	}); err != nil {
+		b.Fatal(err)
+	}
+	if err := w.Publish(ctx, docs); err != nil {
+		b.Fatal(err)
+	}
+	blobs, err := s3blobs.Connect(ctx, "snaps")
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, _, err := snapshot.ReadPointer(ctx, blobs, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("snapshot of %d documents embedded and published in %s: %.1f MB", p.Documents, time.Since(start).Round(time.Second), float64(p.Bytes)/1e6)
+
+	// The function, as Lambda runs it.
+	fnEnv := map[string]string{}
+	for k, v := range env {
+		fnEnv[k] = v
+	}
+	for _, k := range []string{"AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL_BEDROCK_RUNTIME"} {
+		fnEnv[k] = aws[k]
+	}
+	fnEnv[settings.EnvSnapshotPoll] = "1s"
+	var logs strings.Builder
+	pool := lambdaemu.Start(lambdaemu.Function{Name: "doclib-sizing-search", Path: bin, Env: fnEnv,
+		Timeout: 30 * time.Second, MemoryMB: 2048, MaxConcurrency: 1, // the stack's default; the emulator does not enforce it
+		Credentials: func() (string, string, string) { return "local", "local", "" },
+		Logs:        &logs})
+	b.Cleanup(func() { _ = pool.Close() })
+	event := searchEvent(b)
+	invoke := func(q string) (time.Duration, lambdaemu.Result) {
+		b.Helper()
+		start := time.Now()
+		res, err := pool.Invoke(ctx, event(q))
+		took := time.Since(start)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var ans struct {
+			StatusCode int    `json:"statusCode"`
+			Body       string `json:"body"`
+		}
+		if json.Unmarshal(res.Payload, &ans); ans.StatusCode != 200 {
+			b.Fatalf("search %q: %s\n%s", q, res.Payload, tail(logs.String(), 3000))
+		}
+		return took, res
+	}
+	first, _ := invoke(sizingQueries[0])
+	cold := pool.ColdStarts()
+	if len(cold) != 1 || cold[0].Error != "" {
+		b.Fatalf("cold starts %+v\n%s", cold, tail(logs.String(), 3000))
+	}
+
+	var took []time.Duration
+	var last lambdaemu.Result
+	i := 0
+	for b.Loop() {
+		d, res := invoke(sizingQueries[i%len(sizingQueries)])
+		took, last, i = append(took, d), res, i+1
+	}
+	b.StopTimer()
+	slices.Sort(took)
+	pct := func(p float64) float64 {
+		return float64(took[min(len(took)-1, int(p*float64(len(took))))]) / 1e6
+	}
+
+	// A newer snapshot: the next search past the poll interval loads it.
+	if err := w.Publish(ctx, docs); err != nil {
+		b.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	swap, swapped := invoke("reset password")
+	if c := pool.ColdStarts(); len(c) != 1 {
+		b.Fatalf("the swap restarted the function: %+v", c)
+	}
+
+	b.ReportMetric(float64(p.Bytes)/1e6, "snapshot-MB")
+	b.ReportMetric(float64(cold[0].Init)/1e6, "init-ms")
+	b.ReportMetric(float64(first)/1e6, "first-ms")
+	b.ReportMetric(float64(last.MaxMemoryMB), "maxmem-MB")
+	b.ReportMetric(pct(0.5), "p50-ms")
+	b.ReportMetric(pct(0.99), "p99-ms")
+	b.ReportMetric(float64(swap)/1e6, "swap-ms")
+	b.ReportMetric(float64(swapped.MaxMemoryMB), "swap-maxmem-MB")
+	b.ReportMetric(0, "ns/op") // the percentiles say it better
+}
+
+// searchEvent returns the sample API Gateway event of a search
+// (events/apigw-search.json: the demo's full-scope key, as the authorizer
+// passes it) with q as its query.
+func searchEvent(tb testing.TB) func(q string) []byte {
+	raw, err := os.ReadFile("../events/apigw-search.json")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var ev map[string]any
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		tb.Fatal(err)
+	}
+	return func(q string) []byte {
+		ev["queryStringParameters"] = map[string]string{"q": q, "pageSize": "20"}
+		ev["multiValueQueryStringParameters"] = map[string][]string{"q": {q}, "pageSize": {"20"}}
+		out, err := json.Marshal(ev)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return out
+	}
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
