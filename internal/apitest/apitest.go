@@ -31,16 +31,22 @@ func Service(now func() time.Time) (*doclib.DataSet, *service.Service, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	svc, err := ServiceOf(d, now)
+	return d, svc, err
+}
+
+// ServiceOf is the service, with search, over any data set d.
+func ServiceOf(d *doclib.DataSet, now func() time.Time) (*service.Service, error) {
 	e, err := offline.NewHashing(0, nil)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	idx, err := localsearch.Build(context.Background(), d, e, localsearch.Options{})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	searcher := &search.Searcher{Backend: search.Local{Retriever: idx}, Embedder: search.Cached(e, 0), Rules: search.DefaultRules(e.ID())}
-	return d, service.New(memory.New(d), now, service.WithSearch(searcher, memory.NewLedger(d.Workspaces))), nil
+	return service.New(memory.New(d), now, service.WithSearch(searcher, memory.NewLedger(d.Workspaces))), nil
 }
 
 // Handler is the API's handler on the demo data, with cfg's settings (its

@@ -127,20 +127,7 @@ func libraryName(name string) string {
 
 // slug makes a library slug of a folder name ("trec-covid"), or "collection".
 func slug(name string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range strings.ToLower(name) {
-		if r < utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
-			if dash && b.Len() > 0 {
-				b.WriteByte('-')
-			}
-			dash = false
-			b.WriteRune(r)
-		} else {
-			dash = true
-		}
-	}
-	s := b.String()
+	s := dataset.Slugify(name, 101)
 	if s == "" || len(s) > 100 {
 		return "collection"
 	}
