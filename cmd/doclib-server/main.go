@@ -18,7 +18,9 @@ import (
 	"time"
 
 	doclib "github.com/doclib/doclib/shared"
+	"github.com/doclib/doclib/shared/aws/indexer"
 	"github.com/doclib/doclib/shared/backend/dynamo"
+	"github.com/doclib/doclib/shared/backend/localsearch"
 	"github.com/doclib/doclib/shared/backend/memory"
 	"github.com/doclib/doclib/shared/backend/opensearch"
 	"github.com/doclib/doclib/shared/data/dataset"
@@ -61,7 +63,8 @@ Examples:
   go run ./cmd/doclib-server --search opensearch --opensearch-url http://localhost:9200
 
 Search runs on an embedded engine built at start, or on OpenSearch (--search
-opensearch). With OpenSearch, the index is rebuilt from the served data at
+opensearch). Over --store dynamodb the embedded engine follows the table: it
+scans it every --search-poll and re-indexes what changed (docs/search.md). With OpenSearch, the index is rebuilt from the served data at
 start when it does not exist, when --reindex is given, and always for --store
 memory (an in-memory data set lives only in this process).
 
@@ -84,6 +87,7 @@ type config struct {
 	window     time.Duration
 	noLimits   bool
 	logFormat  string
+	poll       time.Duration
 }
 
 func envOr(getenv func(string) string, key, def string) string {
@@ -115,6 +119,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.BoolVar(&c.noLimits, "no-rate-limits", false, "serve without rate limits (for load tests)")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&c.search, "search", envOr(getenv, settings.EnvSearch, "embedded"), "`KIND` of search backend: embedded (an index built in memory at start) or opensearch (env "+settings.EnvSearch+")")
+	fs.DurationVar(&c.poll, "search-poll", indexer.DefaultPollEvery, "with --store dynamodb and the embedded search engine, the pause between two scans of the table for changes to index")
 	c.embedder.Flags(fs, getenv)
 	c.opensearch.Flags(fs, getenv)
 	fs.BoolVar(&c.reindex, "reindex", false, "with --search opensearch and --store dynamodb, rebuild the index from the table at start")
@@ -142,6 +147,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		return c, usageError{errors.New("--data is for --store memory; a DynamoDB table is loaded with doclib-admin import")}
 	case c.search != "embedded" && c.search != "opensearch":
 		return c, usageError{fmt.Errorf("--search must be embedded or opensearch, not %q", c.search)}
+	case c.poll < 100*time.Millisecond:
+		return c, usageError{errors.New("--search-poll must be at least 100ms, e.g. 2s")}
 	case c.reindex && c.search != "opensearch":
 		return c, usageError{errors.New("--reindex is for --search opensearch; the embedded index is always built at start")}
 	}
@@ -178,6 +185,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		store   doclib.Store
 		limiter doclib.Limiter
 		ledger  doclib.Ledger
+		follow  *indexer.Poller // the embedded index's follower of a table
 	)
 	source := "the built-in demo data set"
 	switch {
@@ -190,8 +198,26 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		if err := t.Check(ctx); err != nil {
 			return err
 		}
-		// The embedded search index is built from the table's contents; in
-		// production, search runs on OpenSearch.
+		// The embedded search index is built from the table's contents, then
+		// follows its changes; in production, search runs on OpenSearch. The
+		// baseline of the changes is taken first, so that nothing written
+		// while the table is read is missed.
+		if c.search == "embedded" {
+			follow = &indexer.Poller{Every: c.poll, Logger: logger, Scan: func(ctx context.Context) (map[indexer.Item]string, error) {
+				d, err := t.SearchDigests(ctx)
+				out := make(map[indexer.Item]string, len(d))
+				for k, v := range d {
+					out[indexer.Item(k)] = v
+				}
+				return out, err
+			}}
+			if err := follow.Baseline(ctx); err != nil {
+				return err
+			}
+			src := *t
+			src.ConsistentRead = true // a re-read after a change must see it
+			follow.Indexer = &indexer.Indexer{Source: dynamo.NewStore(&src), Logger: logger}
+		}
 		if data, err = t.Export(ctx); err != nil {
 			return err
 		}
@@ -211,9 +237,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	loaded := time.Since(start)
 
-	searcher, err := newSearcher(ctx, c, data, stdout)
+	searcher, err := newSearcher(ctx, c, data, follow, stdout)
 	if err != nil {
 		return err
+	}
+	if follow != nil {
+		fctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { defer close(done); follow.Run(fctx) }()
+		defer func() { cancel(); <-done }() // stopped before run returns
+		fmt.Fprintf(stdout, "Search follows the table's changes: a change is searchable about %s after it is written.\n", c.poll)
 	}
 	svc := service.New(store, nil, service.WithSearch(searcher, ledger), service.WithLogger(logger))
 	cfg := httpapi.Config{Service: svc, KeyLimit: c.keyLimit, IPLimit: c.ipLimit,
@@ -276,8 +309,9 @@ func printBanner(w io.Writer, base, source string, d *doclib.DataSet, loaded tim
 }
 
 // newSearcher builds the search backend and its searcher: the embedded index
-// of data, or OpenSearch (loaded from data when needed).
-func newSearcher(ctx context.Context, c config, data *doclib.DataSet, stdout io.Writer) (*search.Searcher, error) {
+// of data, or OpenSearch (loaded from data when needed). With follow, the
+// embedded index is one that follow's indexer keeps in step with the table.
+func newSearcher(ctx context.Context, c config, data *doclib.DataSet, follow *indexer.Poller, stdout io.Writer) (*search.Searcher, error) {
 	embedder, err := c.embedder.Build(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("embedder: %w", err)
@@ -294,7 +328,16 @@ func newSearcher(ctx context.Context, c config, data *doclib.DataSet, stdout io.
 		}
 	}
 	if c.search != "opensearch" {
-		s, err := c.rules.Local(ctx, data, embedder, report)
+		var s *search.Searcher
+		if follow != nil {
+			var live *localsearch.Live
+			s, live, err = c.rules.Live(ctx, data, embedder, report)
+			if live != nil {
+				follow.Indexer.Embedder, follow.Indexer.Index = live.Embedder(), live
+			}
+		} else {
+			s, err = c.rules.Local(ctx, data, embedder, report)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -3,6 +3,8 @@ package search
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	doclib "github.com/doclib/doclib/shared"
@@ -173,4 +175,51 @@ func DocsFromData(ctx context.Context, d *doclib.DataSet, e Embedder, batch int,
 		}
 	}
 	return nil
+}
+
+// DocSet is what an in-memory Index holds between two Commits: index
+// documents by ID, and whether they changed since they were last taken.
+type DocSet struct {
+	docs  map[string]IndexDoc
+	dirty bool
+}
+
+// NewDocSet holds docs, a later one replacing an earlier one of the same ID,
+// unchanged.
+func NewDocSet(docs []IndexDoc) *DocSet {
+	s := &DocSet{docs: make(map[string]IndexDoc, len(docs))}
+	for _, d := range docs {
+		s.docs[d.ID] = d
+	}
+	return s
+}
+
+// Upsert replaces docs.
+func (s *DocSet) Upsert(docs []IndexDoc) {
+	for _, d := range docs {
+		s.docs[d.ID] = d
+	}
+	s.dirty = s.dirty || len(docs) > 0
+}
+
+// Delete removes the documents of ids.
+func (s *DocSet) Delete(ids []string) {
+	for _, id := range ids {
+		if _, ok := s.docs[id]; ok {
+			delete(s.docs, id)
+			s.dirty = true
+		}
+	}
+}
+
+// Dirty reports whether the documents changed since MarkClean (false for a
+// nil set).
+func (s *DocSet) Dirty() bool { return s != nil && s.dirty }
+
+// MarkClean records that the documents were taken.
+func (s *DocSet) MarkClean() { s.dirty = false }
+
+// Sorted returns the documents by ID.
+func (s *DocSet) Sorted() []IndexDoc {
+	return slices.SortedFunc(maps.Values(s.docs), func(a, b IndexDoc) int { return strings.Compare(a.ID, b.ID) })
 }

@@ -252,6 +252,23 @@ func (r Rules) Local(ctx context.Context, d *doclib.DataSet, e search.Embedder, 
 	return r.Searcher(search.Local{Retriever: idx}, idx.Embedder())
 }
 
+// Live is Local over an index that follows changes: the same engine, built
+// from the same documents with the same fitted embedder, as a
+// localsearch.Live that an indexer keeps in step with a table. Documents
+// written later are embedded by the embedder fitted at start.
+func (r Rules) Live(ctx context.Context, d *doclib.DataSet, e search.Embedder, progress func(done, total int)) (*search.Searcher, *localsearch.Live, error) {
+	docs, fitted, err := localsearch.IndexDocs(ctx, d, e, localsearch.Options{Progress: progress, Fit: true})
+	if err != nil {
+		return nil, nil, fmt.Errorf("build the search index: %w", err)
+	}
+	live, err := localsearch.NewLive(ctx, docs, fitted, localsearch.Options{})
+	if err != nil {
+		return nil, nil, fmt.Errorf("build the search index: %w", err)
+	}
+	s, err := r.Searcher(search.Local{Retriever: live}, fitted)
+	return s, live, err
+}
+
 // Searcher is the one place a search.Searcher is made: over backend b, with
 // e embedding the queries (cached), and the rules of e with these overrides.
 // It makes no call.

@@ -112,17 +112,34 @@ type Options struct {
 // fitted to the documents; Embedder returns the one queries must use.
 //
 // The data set becomes the index documents an indexer would write
-// (search.IndexDoc), and those are indexed as FromDocs indexes them.
+// (IndexDocs), and those are indexed as FromDocs indexes them.
 func Build(ctx context.Context, d *doclib.DataSet, e search.Embedder, opt Options) (*Index, error) {
-	workers := opt.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
+	docs, e, err := IndexDocs(ctx, d, e, opt)
+	if err != nil {
+		return nil, err
 	}
+	return build(ctx, docs, e, workerCount(opt))
+}
+
+func workerCount(opt Options) int {
+	if opt.Workers <= 0 {
+		return runtime.GOMAXPROCS(0)
+	}
+	return opt.Workers
+}
+
+// IndexDocs makes the index documents of a data set, as Build indexes them:
+// the documents of its libraries, in the index's order, with their readable
+// recordings and their vectors. With Options.Fit the embedder is first fitted
+// to the documents; the embedder returned is the one that made the vectors,
+// and the one to embed queries and later documents with.
+func IndexDocs(ctx context.Context, d *doclib.DataSet, e search.Embedder, opt Options) ([]search.IndexDoc, search.Embedder, error) {
+	workers := workerCount(opt)
 	if dims := e.Dimensions(); dims <= 0 {
-		return nil, fmt.Errorf("localsearch: embedder %s has %d dimensions", e.ID(), dims)
+		return nil, nil, fmt.Errorf("localsearch: embedder %s has %d dimensions", e.ID(), dims)
 	}
 	if len(d.Libraries) > math.MaxUint16 {
-		return nil, fmt.Errorf("localsearch: %d libraries; at most %d", len(d.Libraries), math.MaxUint16)
+		return nil, nil, fmt.Errorf("localsearch: %d libraries; at most %d", len(d.Libraries), math.MaxUint16)
 	}
 
 	// The documents of the data set's libraries in the index's order (libraries
@@ -190,11 +207,11 @@ func Build(ctx context.Context, d *doclib.DataSet, e search.Embedder, opt Option
 	if f, ok := e.(search.Fitter); ok && opt.Fit {
 		fitted, err := f.Fit(ctx, docTexts)
 		if err != nil {
-			return nil, fmt.Errorf("localsearch: fit the embedder to the documents: %w", err)
+			return nil, nil, fmt.Errorf("localsearch: fit the embedder to the documents: %w", err)
 		}
 		e = fitted
 		if dims := e.Dimensions(); dims <= 0 {
-			return nil, fmt.Errorf("localsearch: embedder %s has %d dimensions", e.ID(), dims)
+			return nil, nil, fmt.Errorf("localsearch: embedder %s has %d dimensions", e.ID(), dims)
 		}
 	}
 	dims := e.Dimensions()
@@ -203,11 +220,11 @@ func Build(ctx context.Context, d *doclib.DataSet, e search.Embedder, opt Option
 	done.total, done.report = total, opt.Progress
 	docVec, err := embedAll(ctx, e, docTexts, workers, &done)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	recVec, err := embedAll(ctx, e, recTexts, workers, &done)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 
 	docs := make([]search.IndexDoc, n)
@@ -221,7 +238,7 @@ func Build(ctx context.Context, d *doclib.DataSet, e search.Embedder, opt Option
 		}
 		docs[i] = search.NewIndexDoc(doc, docVec[i*dims:(i+1)*dims:(i+1)*dims], docRecs, docRecVecs)
 	}
-	return build(ctx, docs, e, workers)
+	return docs, e, nil
 }
 
 // FromDocs builds an index from index documents whose vectors are already
@@ -248,11 +265,7 @@ func FromDocs(ctx context.Context, docs []search.IndexDoc, e search.Embedder, op
 	if _, ok := e.(search.Fitter); ok && opt.Fit {
 		return nil, errors.New("localsearch: FromDocs cannot fit the embedder: the vectors are made; pass the embedder they were made with, without Options.Fit")
 	}
-	workers := opt.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	return build(ctx, docs, e, workers)
+	return build(ctx, docs, e, workerCount(opt))
 }
 
 // checkEvery is how many items a build's serial loops handle between two looks

@@ -6,10 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"os"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -49,10 +46,9 @@ type Writer struct {
 
 	mu      sync.Mutex
 	loaded  bool
-	docs    map[string]search.IndexDoc
+	docs    *search.DocSet
 	etag    string // the pointer's ETag when loaded; "" when there was none
 	seq     uint64 // the sequence of the snapshot loaded
-	dirty   bool
 	refused error  // the snapshot the pointer named is of another embedder
 	refETag string // the ETag of that pointer
 }
@@ -84,10 +80,7 @@ func (w *Writer) Upsert(ctx context.Context, docs []search.IndexDoc) error {
 	if err := w.load(ctx); err != nil {
 		return err
 	}
-	for _, d := range docs {
-		w.docs[d.ID] = d
-	}
-	w.dirty = w.dirty || len(docs) > 0
+	w.docs.Upsert(docs)
 	return nil
 }
 
@@ -98,12 +91,7 @@ func (w *Writer) Delete(ctx context.Context, ids []string) error {
 	if err := w.load(ctx); err != nil {
 		return err
 	}
-	for _, id := range ids {
-		if _, ok := w.docs[id]; ok {
-			delete(w.docs, id)
-			w.dirty = true
-		}
-	}
+	w.docs.Delete(ids)
 	return nil
 }
 
@@ -112,16 +100,16 @@ func (w *Writer) Delete(ctx context.Context, ids []string) error {
 func (w *Writer) Commit(ctx context.Context) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if !w.dirty {
+	if !w.docs.Dirty() {
 		return nil
 	}
-	docs := slices.SortedFunc(maps.Values(w.docs), func(a, b search.IndexDoc) int { return strings.Compare(a.ID, b.ID) })
-	etag, err := w.publish(ctx, docs, w.etag, w.seq+1)
+	etag, err := w.publish(ctx, w.docs.Sorted(), w.etag, w.seq+1)
 	if err != nil {
 		w.forget()
 		return err
 	}
-	w.etag, w.seq, w.dirty = etag, w.seq+1, false
+	w.etag, w.seq = etag, w.seq+1
+	w.docs.MarkClean()
 	return nil
 }
 
@@ -147,16 +135,12 @@ func (w *Writer) Publish(ctx context.Context, docs []search.IndexDoc) error {
 	default:
 		seq = p.Sequence
 	}
-	byID := make(map[string]search.IndexDoc, len(docs))
-	for _, d := range docs {
-		byID[d.ID] = d
-	}
-	sorted := slices.SortedFunc(maps.Values(byID), func(a, b search.IndexDoc) int { return strings.Compare(a.ID, b.ID) })
-	etag, err := w.publish(ctx, sorted, obj.ETag, seq+1)
+	set := search.NewDocSet(docs)
+	etag, err := w.publish(ctx, set.Sorted(), obj.ETag, seq+1)
 	if err != nil {
 		return err
 	}
-	w.docs, w.etag, w.seq, w.loaded = byID, etag, seq+1, true
+	w.docs, w.etag, w.seq, w.loaded = set, etag, seq+1, true
 	w.refused, w.refETag = nil, ""
 	return nil
 }
@@ -181,7 +165,7 @@ func (w *Writer) check(docs []search.IndexDoc) error {
 // forget drops what is in memory: the next use loads the snapshot in
 // service again.
 func (w *Writer) forget() {
-	w.loaded, w.docs, w.etag, w.seq, w.dirty = false, nil, "", 0, false
+	w.loaded, w.docs, w.etag, w.seq = false, nil, "", 0
 }
 
 // load reads the snapshot in service unless it is in memory.
@@ -195,7 +179,7 @@ func (w *Writer) load(ctx context.Context) error {
 		return w.refused // the refused snapshot is still in service
 	case errors.Is(err, ErrNotFound):
 		w.refused, w.refETag = nil, ""
-		w.docs, w.etag, w.seq, w.loaded = map[string]search.IndexDoc{}, "", 0, true
+		w.docs, w.etag, w.seq, w.loaded = search.NewDocSet(nil), "", 0, true
 		return nil
 	case err != nil:
 		return err
@@ -209,10 +193,7 @@ func (w *Writer) load(ctx context.Context) error {
 		return err
 	}
 	w.refused, w.refETag = nil, ""
-	w.docs = make(map[string]search.IndexDoc, len(docs))
-	for _, d := range docs {
-		w.docs[d.ID] = d
-	}
+	w.docs = search.NewDocSet(docs)
 	w.etag, w.seq, w.loaded = obj.ETag, h.Sequence, true
 	return nil
 }
