@@ -19,6 +19,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/doclib/doclib/internal/yamlnode"
 )
 
 const (
@@ -90,19 +92,6 @@ func run(specDir, outDir string) error {
 	return nil
 }
 
-// mapGet returns the value of key in a mapping node.
-func mapGet(m *yaml.Node, key string) *yaml.Node {
-	if m == nil || m.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			return m.Content[i+1]
-		}
-	}
-	return nil
-}
-
 // prune returns a document node with the wanted paths and reachable
 // components, every other top-level key (openapi, info, …) kept as is.
 func prune(doc *yaml.Node) (*yaml.Node, string, error) {
@@ -110,7 +99,7 @@ func prune(doc *yaml.Node) (*yaml.Node, string, error) {
 		return nil, "", fmt.Errorf("the description is not a YAML mapping")
 	}
 	root := doc.Content[0]
-	paths, components := mapGet(root, "paths"), mapGet(root, "components")
+	paths, components := yamlnode.Get(root, "paths"), yamlnode.Get(root, "components")
 	if paths == nil || components == nil {
 		return nil, "", fmt.Errorf("the description has no paths or no components")
 	}
@@ -142,7 +131,7 @@ func prune(doc *yaml.Node) (*yaml.Node, string, error) {
 				if used[section][name] {
 					continue
 				}
-				target := mapGet(mapGet(components, section), name)
+				target := yamlnode.Get(yamlnode.Get(components, section), name)
 				if target == nil {
 					return fmt.Errorf("dangling $ref %q", ref)
 				}
