@@ -191,11 +191,18 @@ func benchEmbeddedTier(b *testing.B, bin string, n int) {
 		}
 		return took, res
 	}
-	first, _ := invoke(sizingQueries[0])
-	cold := pool.ColdStarts()
-	if len(cold) != 1 || cold[0].Error != "" {
-		b.Fatalf("cold starts %+v\n%s", cold, tail(logs.String(), 3000))
+	// The first search starts the function. An init past Lambda's limit
+	// (lambdaemu.InitLimit) is a finding, not a failure: the size is too
+	// big for the tier, and the figures say why.
+	if res, err := pool.Invoke(ctx, event(sizingQueries[0])); err != nil {
+		b.Fatal(err)
+	} else if cold := pool.ColdStarts(); len(cold) == 0 || cold[0].Error != "" {
+		b.Logf("the function did not start within Lambda's init limit (%s): cold starts %+v, max memory %d MB; its log:\n%s",
+			lambdaemu.InitLimit, cold, res.MaxMemoryMB, tail(logs.String(), 2000))
+		b.Skipf("%d documents are too many for the embedded tier", n)
 	}
+	invoke(sizingQueries[0])
+	cold := pool.ColdStarts()
 
 	var took []time.Duration
 	var last lambdaemu.Result
@@ -222,7 +229,7 @@ func benchEmbeddedTier(b *testing.B, bin string, n int) {
 
 	b.ReportMetric(float64(p.Bytes)/1e6, "snapshot-MB")
 	b.ReportMetric(float64(cold[0].Init)/1e6, "init-ms")
-	b.ReportMetric(float64(first)/1e6, "first-ms")
+	b.ReportMetric(float64(cold[0].FirstAnswer)/1e6, "first-ms")
 	b.ReportMetric(float64(last.MaxMemoryMB), "maxmem-MB")
 	b.ReportMetric(pct(0.5), "p50-ms")
 	b.ReportMetric(pct(0.99), "p99-ms")
