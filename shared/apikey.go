@@ -14,10 +14,11 @@ func MissingKeyError() *Error {
 
 // CheckKeyExpiry returns the EKeyExpired refusal when a key that expires at
 // expiresAt no longer works at now, and nil when it does or never expires (a zero
-// expiresAt). A key stops working at the instant it expires.
-func CheckKeyExpiry(expiresAt, now time.Time) error {
+// expiresAt). A key stops working at the instant it expires; help says who
+// gives a new one.
+func CheckKeyExpiry(expiresAt, now time.Time, help AccountHelp) error {
 	if expiresAt.IsZero() || now.Before(expiresAt) {
 		return nil
 	}
-	return Errorf(EKeyExpired, "The API key expired at %s. Create a new key in the desktop app.", expiresAt.UTC().Format(time.RFC3339))
+	return Errorf(EKeyExpired, "The API key expired at %s. %s", expiresAt.UTC().Format(time.RFC3339), help.Ask("create a new API key"))
 }

@@ -26,11 +26,17 @@ const (
 	PlanEnterprise Plan = "enterprise"
 )
 
+// Plans lists every plan, in the order operators read them.
+var Plans = []Plan{PlanIndividual, PlanTeam, PlanEnterprise}
+
 // Subscription states of a workspace.
 const (
 	SubscriptionActive    = "active"
 	SubscriptionSuspended = "suspended"
 )
+
+// Subscriptions lists every subscription state.
+var Subscriptions = []string{SubscriptionActive, SubscriptionSuspended}
 
 // Device states. A key whose creating device is removed or archived stops working.
 const (

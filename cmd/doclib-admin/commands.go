@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -33,9 +32,9 @@ import (
 
 // run is the whole program, so that tests drive what main does.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, tty bool) int {
-	root := newRoot(ctx, getenv, stdout, stderr, tty)
+	root, a := newRoot(ctx, getenv, stdout, stderr, tty)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	err := a.explain(ctx, root.ExecuteContext(ctx))
 	if err != nil {
 		fmt.Fprintln(stderr, "doclib-admin:", err)
 		if exitCode(err) == exitUsage {
@@ -55,7 +54,7 @@ type app struct {
 	now            func() time.Time
 }
 
-func newRoot(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer, tty bool) *cobra.Command {
+func newRoot(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer, tty bool) (*cobra.Command, *app) {
 	a := &app{getenv: getenv, stdout: stdout, stderr: stderr, tty: tty, now: time.Now}
 	root := &cobra.Command{
 		Use:   "doclib-admin",
@@ -78,9 +77,9 @@ AWS_ENDPOINT_URL_DYNAMODB to point at a local DynamoDB such as dynalite.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.PersistentFlags().StringVar(&a.table, "table", getenv(settings.EnvTable), "DynamoDB table `NAME` (env "+settings.EnvTable+")")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(a.createTableCmd(), a.importCmd(), a.reindexCmd(), a.keysCmd(), a.evalCmd())
-	return root
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return explainFlag(err) })
+	root.AddCommand(a.createTableCmd(), a.importCmd(), a.reindexCmd(), a.keysCmd(), a.workspacesCmd(), a.evalCmd())
+	return root, a
 }
 
 func (a *app) connect(ctx context.Context) (*dynamo.Table, error) {
@@ -118,7 +117,7 @@ func (a *app) createTableCmd() *cobra.Command {
 
 func (a *app) importCmd() *cobra.Command {
 	var file string
-	var prune bool
+	var prune, dryRun, allowDemo bool
 	var workers int
 	cmd := &cobra.Command{
 		Use:   "import --data FILE",
@@ -134,9 +133,20 @@ writes nothing. Re-importing a workspace is never a conflict with itself.
 
 --prune also deletes what the file's workspaces no longer contain (documents,
 edges, recordings, slugs and keys of earlier imports); workspaces the file does
-not mention, operators' keys and AI credit are never touched. A workspace's
-credit is written the first time it is imported only: after that the ledger owns it.`,
+not mention, operators' keys and AI credit are never touched. Without --prune
+all of that stays, and is still served: a key the file dropped keeps working.
+The import says so, with the keys' IDs; --dry-run lists what --prune would
+delete and writes nothing.
+
+A workspace's aiCredit is written the first time it is imported only: after
+that searches spend it, and re-importing never changes it. Change it with
+doclib-admin workspaces set-credit or add-credit.
+
+A data set whose keys carry the demo data set's published secrets (dlk_demo_…)
+is refused unless DynamoDB is on this machine (AWS_ENDPOINT_URL_DYNAMODB on
+localhost) or --allow-demo-keys is given: anyone can read those secrets.`,
 		Example: `  doclib-admin import --data acme.json --table doclib
+  doclib-admin import --data acme.json --table doclib --dry-run    # what --prune would delete
   doclib-admin import --data acme.json --table doclib --prune`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -154,6 +164,9 @@ credit is written the first time it is imported only: after that the ledger owns
 			if err != nil {
 				return fmt.Errorf("%s: %w", file, err)
 			}
+			if err := a.checkDemoKeys(d, allowDemo); err != nil {
+				return err
+			}
 			t, err := a.connect(cmd.Context())
 			if err != nil {
 				return err
@@ -162,7 +175,7 @@ credit is written the first time it is imported only: after that the ledger owns
 				return err
 			}
 			p := a.newProgress()
-			res, err := t.Import(cmd.Context(), d, dynamo.Generation(raw), dynamo.ImportOptions{Prune: prune, Workers: workers, Progress: p.update})
+			res, err := t.Import(cmd.Context(), d, dynamo.Generation(raw), dynamo.ImportOptions{Prune: prune, DryRun: dryRun, Workers: workers, Progress: p.update})
 			p.finish()
 			var refused *dataset.ValidationError
 			if errors.As(err, &refused) { // named like a file dataset.Load refuses
@@ -171,6 +184,10 @@ credit is written the first time it is imported only: after that the ledger owns
 			if err != nil {
 				return err
 			}
+			if dryRun {
+				a.printDryRun(file, t.Name, res)
+				return nil
+			}
 			fmt.Fprintf(a.stdout, "Imported %s into %s in %s (generation %s):\n", file, t.Name, res.Duration.Round(time.Millisecond), res.Generation)
 			fmt.Fprintf(a.stdout, "  %d workspaces, %d libraries, %d documents, %d edges, %d recordings, %d keys\n",
 				res.Workspaces, res.Libraries, res.Documents, res.Edges, res.Recordings, res.Keys)
@@ -178,12 +195,16 @@ credit is written the first time it is imported only: after that the ledger owns
 			fmt.Fprintf(a.stdout, "  %d items written (%.0f documents/s); starting AI credit set for %d new workspaces\n", res.Items, rate, res.CreditsSet)
 			if prune {
 				fmt.Fprintf(a.stdout, "  %d items of earlier imports deleted\n", res.Deleted)
+			} else {
+				a.warnLeftovers(file, t.Name, res.Leftovers)
 			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&file, "data", "", "data-set `FILE` (format: docs/dataset.md)")
 	cmd.Flags().BoolVar(&prune, "prune", false, "delete what the file's workspaces no longer contain")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "check the file against the table and list what --prune would delete; write nothing")
+	cmd.Flags().BoolVar(&allowDemo, "allow-demo-keys", false, "import keys whose secrets are the demo data set's published ones into a table that is not on this machine")
 	cmd.Flags().IntVar(&workers, "workers", 8, "concurrent write requests")
 	return cmd
 }
@@ -459,9 +480,7 @@ func (a *app) keysCmd() *cobra.Command {
 				return err
 			}
 			if asJSON {
-				enc := json.NewEncoder(a.stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(ks)
+				return a.printJSON(ks)
 			}
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tLIBRARIES\tRECORDINGS\tEXPIRES\tSOURCE")

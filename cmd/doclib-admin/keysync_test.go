@@ -20,7 +20,7 @@ func TestKeysSync(t *testing.T) {
 	if code, _, errs := admin(t, "create-table", "--table", table); code != 0 {
 		t.Fatal(errs)
 	}
-	if code, _, errs := admin(t, "import", "--data", writeFixture(t, nil), "--table", table); code != 0 {
+	if code, _, errs := admin(t, "import", "--data", fixtureFile(t, nil), "--table", table); code != 0 {
 		t.Fatal(errs)
 	}
 	gw := fakeapigateway.New("planind", "planteam", "planent")

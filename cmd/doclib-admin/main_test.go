@@ -23,7 +23,6 @@ import (
 	"github.com/doclib/doclib/internal/fakelambda"
 	"github.com/doclib/doclib/internal/fakeopensearch"
 	"github.com/doclib/doclib/internal/fakes3"
-	"github.com/doclib/doclib/internal/fixture"
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/backend/dynamo"
 	"github.com/doclib/doclib/shared/backend/localsearch"
@@ -59,26 +58,12 @@ func admin(t *testing.T, args ...string) (int, string, string) {
 	return code, out.String(), errb.String()
 }
 
-func writeFixture(t *testing.T, edit func(f any)) string {
-	t.Helper()
-	f := fixture.File()
-	raw, err := json.Marshal(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "data.json")
-	if err := os.WriteFile(path, raw, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 func TestImportAndKeys(t *testing.T) {
 	table, tbl := env(t)
 	if code, out, errs := admin(t, "create-table", "--table", table); code != 0 || !strings.Contains(out, "ready") {
 		t.Fatalf("create-table: %d %s %s", code, out, errs)
 	}
-	file := writeFixture(t, nil)
+	file := fixtureFile(t, nil)
 	code, out, errs := admin(t, "import", "--data", file, "--table", table)
 	if code != 0 || !strings.Contains(out, "10 documents, 8 edges") || !strings.Contains(out, "credit set for 3 new workspaces") {
 		t.Fatalf("import: %d\n%s\n%s", code, out, errs)
@@ -142,7 +127,7 @@ func TestErrors(t *testing.T) {
 		{[]string{"import", "--data", bad}, 2, "--table NAME"},
 		{[]string{"import", "--data", bad, "--table", table}, 1, `plan "gold"`},
 		{[]string{"import", "--data", "/nope.json", "--table", table}, 1, "no such file"},
-		{[]string{"import", "--data", writeFixture(t, nil), "--table", "not_created"}, 1, "create-table"},
+		{[]string{"import", "--data", fixtureFile(t, nil), "--table", "not_created"}, 1, "create-table"},
 		{[]string{"keys", "create", "--table", table, "--libraries", "*"}, 2, "--workspace"},
 		{[]string{"keys", "create", "--table", table, "--workspace", "ws_a"}, 2, "--libraries"},
 		{[]string{"keys", "create", "--table", table, "--workspace", "ws_a", "--libraries", "*", "--expires", "soon"}, 2, "2027-01-01"},
@@ -175,7 +160,7 @@ func TestReindex(t *testing.T) {
 	if code, _, errs := admin(t, "create-table", "--table", table); code != 0 {
 		t.Fatal(errs)
 	}
-	if code, _, errs := admin(t, "import", "--data", writeFixture(t, nil), "--table", table); code != 0 {
+	if code, _, errs := admin(t, "import", "--data", fixtureFile(t, nil), "--table", table); code != 0 {
 		t.Fatal(errs)
 	}
 	cluster := fakeopensearch.Start(t)
@@ -294,7 +279,7 @@ func TestReindexPausesTheIndexer(t *testing.T) {
 	if got, err := tbl.StreamARN(context.Background()); err != nil || got != "" {
 		t.Fatalf("dynalite itself has a stream %q (%v): drop the proxy", got, err)
 	}
-	if code, _, errs := admin(t, "import", "--data", writeFixture(t, nil), "--table", table); code != 0 {
+	if code, _, errs := admin(t, "import", "--data", fixtureFile(t, nil), "--table", table); code != 0 {
 		t.Fatal(errs)
 	}
 	lambdaAPI := fakelambda.Start(t, fakelambda.Mapping{UUID: "u-indexer", State: "Enabled",
@@ -378,7 +363,7 @@ func TestReindexSnapshot(t *testing.T) {
 	if code, _, errs := admin(t, "create-table", "--table", table); code != 0 {
 		t.Fatal(errs)
 	}
-	if code, _, errs := admin(t, "import", "--data", writeFixture(t, nil), "--table", table); code != 0 {
+	if code, _, errs := admin(t, "import", "--data", fixtureFile(t, nil), "--table", table); code != 0 {
 		t.Fatal(errs)
 	}
 	s3 := fakes3.New()

@@ -172,6 +172,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	help, err := settings.AccountHelpFromEnv(getenv)
+	if err != nil {
+		return usageError{err}
+	}
 	var logger *slog.Logger
 	if c.logFormat == "json" {
 		logger = slog.New(slog.NewJSONHandler(stderr, nil))
@@ -248,7 +252,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		defer func() { cancel(); <-done }() // stopped before run returns
 		fmt.Fprintf(stdout, "Search follows the table's changes: a change is searchable about %s after it is written.\n", c.poll)
 	}
-	svc := service.New(store, nil, service.WithSearch(searcher, ledger), service.WithLogger(logger))
+	svc := service.New(store, nil, service.WithSearch(searcher, ledger), service.WithLogger(logger), service.WithAccountHelp(help))
 	cfg := httpapi.Config{Service: svc, KeyLimit: c.keyLimit, IPLimit: c.ipLimit,
 		Window: c.window, Logger: logger}
 	if !c.noLimits {

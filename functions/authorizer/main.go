@@ -32,10 +32,14 @@ func newHandler(ctx context.Context, getenv func(string) string, log *slog.Logge
 	if err != nil {
 		return nil, err
 	}
+	help, err := settings.AccountHelpFromEnv(getenv)
+	if err != nil {
+		return nil, err
+	}
 	t, err := dynamo.Connect(ctx, table)
 	if err != nil {
 		return nil, err
 	}
-	a := &apigw.Authorizer{Service: service.New(dynamo.NewStore(t), nil, service.WithLogger(log)), Logger: log, Customer: customer}
+	a := &apigw.Authorizer{Service: service.New(dynamo.NewStore(t), nil, service.WithLogger(log), service.WithAccountHelp(help)), Logger: log, Customer: customer}
 	return a.Handle, nil
 }

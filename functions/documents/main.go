@@ -35,7 +35,7 @@ func newHandler(ctx context.Context, getenv func(string) string, log *slog.Logge
 	if err != nil {
 		return nil, err
 	}
-	svc := service.New(dynamo.NewStore(t), nil, service.WithLogger(log))
+	svc := service.New(dynamo.NewStore(t), nil, service.WithLogger(log), service.WithAccountHelp(api.AccountHelp))
 	return apigw.Handler(httpapi.NewServer(httpapi.Config{Service: svc, Limiter: dynamo.NewLimiter(t), KeyLimit: api.KeyLimit,
-		IPLimit: api.IPLimit, Logger: log, RequestID: apigw.RequestID, Authenticate: apigw.Principal(time.Now)})), nil
+		IPLimit: api.IPLimit, Logger: log, RequestID: apigw.RequestID, Authenticate: apigw.Principal(time.Now, api.AccountHelp)})), nil
 }

@@ -54,13 +54,13 @@ func (s *Service) Search(ctx context.Context, p *doclib.Principal, sp SearchPara
 	}
 
 	if p.Suspended {
-		return nil, doclib.Errorf(doclib.ESubscriptionSuspend, "The workspace's subscription is suspended, so it cannot pay for the meaning match that every search runs. Renew the subscription in the desktop app; the other endpoints keep working.")
+		return nil, doclib.Errorf(doclib.ESubscriptionSuspend, "The workspace's subscription is suspended, so it cannot pay for the meaning match that every search runs; the other endpoints keep working. %s", s.help.Ask("renew the workspace's subscription"))
 	}
 	metered := !p.OwnProviderKey
 	if metered {
 		if err := s.ledger.Spend(ctx, p.WorkspaceID); err != nil {
 			if errors.Is(err, doclib.ErrNoCredit) {
-				return nil, doclib.Errorf(doclib.EInsufficientCredit, "The workspace has no AI credit left, and every search spends one on its meaning match. Add credit in the desktop app, or bring your own AI provider key; the other endpoints keep working.")
+				return nil, doclib.Errorf(doclib.EInsufficientCredit, "The workspace has no AI credit left, and every search spends one on its meaning match; the other endpoints keep working. %s", s.help.Ask("add AI credit to the workspace"))
 			}
 			return nil, doclib.Unavailable(fmt.Errorf("service: search: spend credit: %w", err))
 		}

@@ -25,6 +25,7 @@ type Service struct {
 	searcher *search.Searcher
 	ledger   doclib.Ledger
 	log      *slog.Logger
+	help     doclib.AccountHelp
 }
 
 // Option configures a Service.
@@ -42,6 +43,13 @@ func WithSearch(searcher *search.Searcher, ledger doclib.Ledger) Option {
 // request's ID (doclib.LogHandler).
 func WithLogger(log *slog.Logger) Option {
 	return func(s *Service) { s.log = doclib.Logger(log) }
+}
+
+// WithAccountHelp sets the sentence that 401, 402 and 403 answers end with,
+// saying who changes what the key or workspace lacks (zero: the default
+// for a self-hosted deployment).
+func WithAccountHelp(h doclib.AccountHelp) Option {
+	return func(s *Service) { s.help = h }
 }
 
 func (s *Service) logger() *slog.Logger {
@@ -89,12 +97,12 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (*doclib.Prin
 	hash := doclib.HashKey(secret)
 	key, err := s.store.APIKey(ctx, hash)
 	if errors.Is(err, doclib.ErrNotFound) || (err == nil && subtle.ConstantTimeCompare(key.Hash[:], hash[:]) != 1) {
-		return nil, doclib.Errorf(doclib.EUnauthorised, "The API key is not valid. Check that it was copied whole, or create a new key in the desktop app.")
+		return nil, doclib.Errorf(doclib.EUnauthorised, "The API key is not valid. Check that it was copied whole. %s", s.help.Ask("create a new API key"))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("service: look up key: %w", err)
 	}
-	if err := doclib.CheckKeyExpiry(key.ExpiresAt, s.now()); err != nil {
+	if err := doclib.CheckKeyExpiry(key.ExpiresAt, s.now(), s.help); err != nil {
 		return nil, err
 	}
 	// The device and the workspace are independent reads: one round trip.
@@ -119,7 +127,7 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (*doclib.Prin
 		return nil, fmt.Errorf("service: look up device %s: %w", key.DeviceID, devErr)
 	}
 	if dev == nil || dev.Status != doclib.DeviceActive {
-		return nil, doclib.Errorf(doclib.EKeyDeviceRemoved, "The device that created this API key was removed or archived, so the key no longer works. Create a new key from an active device.")
+		return nil, doclib.Errorf(doclib.EKeyDeviceRemoved, "The device that created this API key was removed or archived, so the key no longer works. %s", s.help.Ask("create a new API key"))
 	}
 	if errors.Is(wErr, doclib.ErrNotFound) {
 		// The key outlived its workspace: no request can succeed with it. That is
@@ -127,7 +135,7 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (*doclib.Prin
 		// (retried on every request, and alarmed on).
 		s.logger().WarnContext(ctx, "service: API key refused: its workspace does not exist",
 			"key_id", key.ID, "workspace_id", key.WorkspaceID)
-		return nil, doclib.Errorf(doclib.EUnauthorised, "The API key no longer works: its workspace no longer exists.")
+		return nil, doclib.Errorf(doclib.EUnauthorised, "The API key no longer works: its workspace no longer exists. %s", s.help.Ask("check which workspace you should use"))
 	}
 	if wErr != nil {
 		return nil, fmt.Errorf("service: look up workspace %s: %w", key.WorkspaceID, wErr)
@@ -429,7 +437,7 @@ func (s *Service) Traverse(ctx context.Context, p *doclib.Principal, id string, 
 // are readable, and none on the Individual plan; private ones only count.
 func (s *Service) SourceRecordings(ctx context.Context, p *doclib.Principal, id string, page Page) (*api.SourceRecordings, error) {
 	if !p.RecordingDetails {
-		return nil, doclib.Errorf(doclib.EForbidden, "This API key has no recording-details access, which source recordings need. Create a key with recording-details access in the desktop app.")
+		return nil, doclib.Errorf(doclib.EForbidden, "This API key has no recording-details access, which source recordings need. %s", s.help.Ask("create a key with recording-details access"))
 	}
 	doc, _, err := s.document(ctx, p, id)
 	if err != nil {

@@ -28,6 +28,11 @@ const (
 	// "customer=acme,individual=a1b2c3,team=d4e5f6,enterprise=g7h8i9": the
 	// indexer registers each key's usage identifier in its tier's plan.
 	EnvUsagePlans = "DOCLIB_USAGE_PLANS"
+	// EnvAccountHelp is the sentence that 401, 402 and 403 answers end with,
+	// saying who fixes what a key or workspace lacks; "{action}" in it
+	// stands for the step (doclib.AccountHelp). Unset: "Ask the
+	// administrator of this doclib deployment to {action}."
+	EnvAccountHelp = "DOCLIB_ACCOUNT_HELP"
 )
 
 // The embedder (Embedder.Flags).
@@ -147,10 +152,20 @@ func PerMinute(getenv func(string) string, key string, def int) (int, error) {
 type API struct {
 	Table             string
 	KeyLimit, IPLimit int // requests per minute
+	AccountHelp       doclib.AccountHelp
+}
+
+// AccountHelpFromEnv reads EnvAccountHelp (the default when unset).
+func AccountHelpFromEnv(getenv func(string) string) (doclib.AccountHelp, error) {
+	h, err := doclib.ParseAccountHelp(getenv(EnvAccountHelp))
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", EnvAccountHelp, err)
+	}
+	return h, nil
 }
 
 // APIFromEnv reads EnvTable (required), EnvKeyLimit and EnvIPLimit (the
-// spec's limits when unset).
+// spec's limits when unset) and EnvAccountHelp.
 func APIFromEnv(getenv func(string) string) (API, error) {
 	var a API
 	var err error
@@ -160,6 +175,9 @@ func APIFromEnv(getenv func(string) string) (API, error) {
 	if a.KeyLimit, err = PerMinute(getenv, EnvKeyLimit, doclib.KeyLimit); err != nil {
 		return a, err
 	}
-	a.IPLimit, err = PerMinute(getenv, EnvIPLimit, doclib.IPLimit)
+	if a.IPLimit, err = PerMinute(getenv, EnvIPLimit, doclib.IPLimit); err != nil {
+		return a, err
+	}
+	a.AccountHelp, err = AccountHelpFromEnv(getenv)
 	return a, err
 }

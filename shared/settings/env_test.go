@@ -71,14 +71,14 @@ func TestEnvNamesLiveInEnvGo(t *testing.T) {
 func TestAPIFromEnv(t *testing.T) {
 	env := func(kv map[string]string) func(string) string { return func(k string) string { return kv[k] } }
 	a, err := APIFromEnv(env(map[string]string{EnvTable: "t"}))
-	if err != nil || a != (API{Table: "t", KeyLimit: doclib.KeyLimit, IPLimit: doclib.IPLimit}) {
+	if err != nil || a != (API{Table: "t", KeyLimit: doclib.KeyLimit, IPLimit: doclib.IPLimit, AccountHelp: doclib.DefaultAccountHelp}) {
 		t.Errorf("defaults: %+v, %v", a, err)
 	}
-	a, err = APIFromEnv(env(map[string]string{EnvTable: "t", EnvKeyLimit: "5", EnvIPLimit: "7"}))
-	if err != nil || a.KeyLimit != 5 || a.IPLimit != 7 {
+	a, err = APIFromEnv(env(map[string]string{EnvTable: "t", EnvKeyLimit: "5", EnvIPLimit: "7", EnvAccountHelp: "Open the Acme app to {action}."}))
+	if err != nil || a.KeyLimit != 5 || a.IPLimit != 7 || a.AccountHelp.Ask("renew") != "Open the Acme app to renew." {
 		t.Errorf("limits: %+v, %v", a, err)
 	}
-	for _, kv := range []map[string]string{{}, {EnvTable: "t", EnvKeyLimit: "lots"}, {EnvTable: "t", EnvIPLimit: "0"}} {
+	for _, kv := range []map[string]string{{}, {EnvTable: "t", EnvKeyLimit: "lots"}, {EnvTable: "t", EnvIPLimit: "0"}, {EnvTable: "t", EnvAccountHelp: "Ask your admin."}} {
 		if _, err := APIFromEnv(env(kv)); err == nil {
 			t.Errorf("%v accepted", kv)
 		} else if !strings.Contains(err.Error(), "DOCLIB_") {

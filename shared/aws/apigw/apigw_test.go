@@ -90,7 +90,7 @@ func TestAuthorizerFailuresAreErrorsNotDenials(t *testing.T) {
 }
 
 func TestPrincipalFromTheAuthorizerContext(t *testing.T) {
-	auth := apigw.Principal(func() time.Time { return now })
+	auth := apigw.Principal(func() time.Time { return now }, "")
 	request := func(authz map[string]any) (*doclib.Principal, error) {
 		r := httptest.NewRequest("GET", "/libraries", nil)
 		if authz != nil {

@@ -63,7 +63,7 @@ func (w *world) handler(behindGateway bool) http.Handler {
 	cfg := httpapi.Config{Service: w.svc, Limiter: memory.NewLimiter(), Now: func() time.Time { return now },
 		RequestID: func(*http.Request) string { return "req-1" }}
 	if behindGateway {
-		cfg.Authenticate = apigw.Principal(func() time.Time { return now })
+		cfg.Authenticate = apigw.Principal(func() time.Time { return now }, "")
 		cfg.RequestID = apigw.RequestID
 	}
 	return httpapi.NewServer(cfg)

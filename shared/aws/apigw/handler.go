@@ -117,7 +117,7 @@ func RequestID(r *http.Request) string {
 // authorizer answer is cached stops at once. A request without that context
 // (which API Gateway never sends to a function behind the authorizer) is
 // refused.
-func Principal(now func() time.Time) func(*http.Request) (*doclib.Principal, error) {
+func Principal(now func() time.Time, help doclib.AccountHelp) func(*http.Request) (*doclib.Principal, error) {
 	return func(r *http.Request) (*doclib.Principal, error) {
 		rc, ok := core.GetAPIGatewayContextFromContext(r.Context())
 		keyID := contextString(rc.Authorizer, CtxKeyID)
@@ -148,7 +148,7 @@ func Principal(now func() time.Time) func(*http.Request) (*doclib.Principal, err
 		}
 		if secs, err := strconv.ParseInt(contextString(a, CtxExpiresAt), 10, 64); err == nil && secs > 0 {
 			p.ExpiresAt = time.Unix(secs, 0).UTC()
-			if err := doclib.CheckKeyExpiry(p.ExpiresAt, now()); err != nil {
+			if err := doclib.CheckKeyExpiry(p.ExpiresAt, now(), help); err != nil {
 				return nil, err
 			}
 		}

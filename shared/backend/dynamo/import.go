@@ -36,6 +36,9 @@ type ImportOptions struct {
 	// Prune deletes what the file's workspaces no longer contain: their items
 	// of other generations.
 	Prune bool
+	// DryRun checks the file against the table and lists its leftovers
+	// (ImportResult.Leftovers) but writes nothing.
+	DryRun bool
 	// Workers bounds the concurrent write requests (8 when 0).
 	Workers int
 	// Progress, when set, is told how far each phase is. Import calls it from
@@ -57,6 +60,10 @@ type ImportResult struct {
 	CreditsSet int
 	Deleted    int
 	Duration   time.Duration
+	// Leftovers are what earlier imports wrote for the file's workspaces and
+	// the file no longer has, found before writing: deleted with Prune, kept
+	// (and still served) without it.
+	Leftovers *Leftovers
 }
 
 // Limits of DynamoDB that a data set must fit.
@@ -139,6 +146,14 @@ func (t *Table) Import(ctx context.Context, d *doclib.DataSet, gen string, opt I
 	// workspace): checked before the first write, so a refusal changes nothing.
 	if err := t.checkOwnership(ctx, d, opt); err != nil {
 		return nil, err
+	}
+	if res.Leftovers, err = t.leftovers(ctx, d, graphs, gen); err != nil {
+		return nil, err
+	}
+	if opt.DryRun {
+		res.Items = total
+		res.Duration = time.Since(start)
+		return res, nil
 	}
 
 	// Second pass: write.
