@@ -145,11 +145,11 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (*doclib.Prin
 }
 
 func libraryNotFound(ref string) error {
-	return doclib.Errorf(doclib.ENotFound, "No library %q is visible to this API key. Use a lib_ ID or a slug from GET /libraries.", ref)
+	return doclib.Errorf(doclib.ENotFound, "No library %s is visible to this API key. Use a lib_ ID or a slug from GET /libraries.", doclib.Quote(ref))
 }
 
 func documentNotFound(id string) error {
-	return doclib.Errorf(doclib.ENotFound, "No document %q is visible to this API key. Documents are addressed by their doc_ ID, never by slug.", id)
+	return doclib.Errorf(doclib.ENotFound, "No document %s is visible to this API key. Documents are addressed by their doc_ ID, never by slug.", doclib.Quote(id))
 }
 
 // library resolves a library reference inside the principal's scope.
