@@ -48,7 +48,7 @@ func (failingStore) Documents(context.Context, []string) (map[string]*doclib.Doc
 	return nil, errors.New("table docs-prod unreachable")
 }
 
-func (failingStore) DocumentsWithEdges(context.Context, []string) (map[string]*doclib.Document, map[string]*doclib.DocumentEdges, error) {
+func (failingStore) DocumentsWithEdges(context.Context, []string, *doclib.Scope) (map[string]*doclib.Document, map[string]*doclib.DocumentEdges, error) {
 	return nil, nil, errors.New("table docs-prod unreachable")
 }
 

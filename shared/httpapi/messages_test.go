@@ -126,7 +126,7 @@ type slowStore struct {
 	err error
 }
 
-func (s slowStore) DocumentsWithEdges(context.Context, []string) (map[string]*doclib.Document, map[string]*doclib.DocumentEdges, error) {
+func (s slowStore) DocumentsWithEdges(context.Context, []string, *doclib.Scope) (map[string]*doclib.Document, map[string]*doclib.DocumentEdges, error) {
 	return nil, nil, fmt.Errorf("dynamo: get document: operation error DynamoDB: Query, %w", s.err)
 }
 

@@ -103,7 +103,7 @@ func (s *Service) search(ctx context.Context, p *doclib.Principal, sp SearchPara
 	for i, h := range res.Hits {
 		ids[i] = h.DocumentID
 	}
-	docs, edges, err := s.store.DocumentsWithEdges(ctx, ids)
+	docs, edges, err := s.store.DocumentsWithEdges(ctx, ids, p.Scope())
 	if err != nil {
 		return nil, fmt.Errorf("service: search: documents: %w", err)
 	}
