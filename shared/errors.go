@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 )
 
 // Error codes of the API. Each maps to one HTTP status in Status.
@@ -59,10 +60,7 @@ func ErrorCode(err error) string {
 	if errors.As(err, &e) {
 		return e.Code
 	}
-	var u *unavailableError
-	if errors.As(err, &u) || errors.Is(err, context.DeadlineExceeded) {
-		// A request that ran out of its time budget (apigw's deadline
-		// before the function's) met a slow dependency: retrying may pass.
+	if unavailable(err) {
 		return EUnavailable
 	}
 	return EInternal
@@ -75,11 +73,20 @@ func ErrorMessage(err error) string {
 	if errors.As(err, &e) {
 		return e.Message
 	}
-	var u *unavailableError
-	if errors.As(err, &u) || errors.Is(err, context.DeadlineExceeded) {
+	if unavailable(err) {
 		return unavailableClientMessage
 	}
 	return internalClientMessage
+}
+
+// unavailable reports whether err is one a retry may cure. A request that ran
+// out of its time budget (apigw's deadline before the function's, a backend's
+// own timeout) met a slow dependency; a cancelled one was cut short before
+// it could finish. Neither is the client's fault nor a bug, and neither's text
+// ("context deadline exceeded") is for the client.
+func unavailable(err error) bool {
+	var u *unavailableError
+	return errors.As(err, &u) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
 }
 
 // Status maps an error code to its HTTP status.
@@ -109,3 +116,15 @@ func Status(code string) int {
 // ErrNotFound is what stores return for a missing item; the service turns it into
 // the client-facing 404 with a message naming the resource.
 var ErrNotFound = errors.New("not found")
+
+// quoteLimit is how much of a client's value an error message echoes.
+const quoteLimit = 64
+
+// Quote is a client's value as an error message echoes it: quoted, and cut
+// to its first 64 characters so that a huge value does not come back whole.
+func Quote(v string) string {
+	if r := []rune(v); len(r) > quoteLimit {
+		return strconv.Quote(string(r[:quoteLimit])+"…") + fmt.Sprintf(" (%d characters)", len(r))
+	}
+	return strconv.Quote(v)
+}

@@ -3,14 +3,16 @@ package doclib
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 )
 
 // Store reads stored data. Every method is one access pattern; an implementation
 // answers it with as few round trips as its backend allows. A missing item is
-// ErrNotFound (never nil, nil). Store methods know nothing of scope: the service
-// applies a key's scope to what they return.
+// ErrNotFound (never nil, nil). The service applies a key's scope to what
+// Store methods return; DocumentsWithEdges also takes it, so that a document
+// outside it costs what a missing one does (a timing would tell them apart).
 type Store interface {
 	// APIKey returns the key whose secret hashes to hash.
 	APIKey(ctx context.Context, hash KeyHash) (*APIKey, error)
@@ -33,8 +35,10 @@ type Store interface {
 	Documents(ctx context.Context, ids []string) (map[string]*Document, error)
 	// DocumentsWithEdges returns the documents with the given IDs and the edges of
 	// each, in one access: a document and its edges live together. A document
-	// without edges (or missing) has no entry in the second map.
-	DocumentsWithEdges(ctx context.Context, ids []string) (map[string]*Document, map[string]*DocumentEdges, error)
+	// without edges (or missing) has no entry in the second map. A document
+	// outside within (nil: no limit) is left out as if missing, and reading it
+	// costs what reading a missing one does.
+	DocumentsWithEdges(ctx context.Context, ids []string, within *Scope) (map[string]*Document, map[string]*DocumentEdges, error)
 	// Graph returns a library's most active documents (CompareActivity), at most
 	// maxDocs, and the edges between them (CompareEdges), at most maxEdges;
 	// truncated is true when either cap removed anything. CapGraph computes it.
@@ -126,6 +130,33 @@ type Principal struct {
 // workspaces are never visible.
 func (p *Principal) Sees(lib *Library) bool {
 	return lib != nil && lib.WorkspaceID == p.WorkspaceID && p.SeesLibraryID(lib.ID)
+}
+
+// Scope is the principal's scope as a store reads it.
+func (p *Principal) Scope() *Scope {
+	sc := &Scope{WorkspaceID: p.WorkspaceID}
+	if !p.AllLibraries {
+		sc.Libraries = make([]string, 0, len(p.Libraries))
+		for id := range p.Libraries {
+			sc.Libraries = append(sc.Libraries, id)
+		}
+		slices.Sort(sc.Libraries)
+	}
+	return sc
+}
+
+// Scope narrows a store's read to what a key may see: one workspace and, in
+// it, the listed libraries (nil: all of them). A store leaves out what lies
+// outside while reading exactly what it reads for a missing ID, so that an
+// out-of-scope document's 404 is not slower than a missing one's.
+type Scope struct {
+	WorkspaceID string
+	Libraries   []string
+}
+
+// Holds reports whether a document of the workspace and library is in scope.
+func (sc *Scope) Holds(workspaceID, libraryID string) bool {
+	return sc == nil || workspaceID == sc.WorkspaceID && (sc.Libraries == nil || slices.Contains(sc.Libraries, libraryID))
 }
 
 // SeesLibraryID reports whether a library ID of the principal's own workspace is in

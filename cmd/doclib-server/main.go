@@ -10,7 +10,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -262,8 +261,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return fmt.Errorf("cannot listen on %s: %w (is another server using the port? try --addr 127.0.0.1:0)", c.addr, err)
 	}
-	srv := &http.Server{Handler: httpapi.NewServer(cfg), ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout: 2 * time.Minute, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	srv := newHTTPServer(httpapi.NewServer(cfg), defaultLimits, logger)
 
 	base := "http://" + ln.Addr().String()
 	printBanner(stdout, base, source, data, loaded, c.data == "" && c.store == "memory")

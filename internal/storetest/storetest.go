@@ -151,7 +151,7 @@ func Run(t *testing.T, f Factory) {
 				t.Errorf("document %s:\n got %s\nwant %s", id, a, b)
 			}
 		}
-		docs, edges, err := s.DocumentsWithEdges(ctx, []string{"doc_a1_1", "doc_a1_5", "doc_nope", "doc_i1_1"})
+		docs, edges, err := s.DocumentsWithEdges(ctx, []string{"doc_a1_1", "doc_a1_5", "doc_nope", "doc_i1_1"}, nil)
 		if err != nil || len(docs) != 3 || docs["doc_a1_1"].SharedRecordingCount != 2 || docs["doc_a1_1"].RecordingCount != 3 {
 			t.Fatalf("documents with edges: %v, %v", docs, err)
 		}
@@ -206,7 +206,7 @@ func Run(t *testing.T, f Factory) {
 	})
 
 	t.Run("shared recordings", func(t *testing.T) {
-		docs, _, err := s.DocumentsWithEdges(ctx, []string{"doc_a1_1", "doc_a1_4"})
+		docs, _, err := s.DocumentsWithEdges(ctx, []string{"doc_a1_1", "doc_a1_4"}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

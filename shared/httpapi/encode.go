@@ -50,8 +50,12 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 // writeErrorPlain writes the error shape without logging.
 func writeErrorPlain(w http.ResponseWriter, _ *http.Request, err error) {
 	code := doclib.ErrorCode(err)
-	body, _ := json.Marshal(api.ErrorBody{Error: api.ErrorDetail{Code: code, Message: doclib.ErrorMessage(err)}})
-	body = append(body, '\n')
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	// "<API_KEY>" reads as written, not \u003cAPI_KEY\u003e; a body of strings cannot fail.
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(api.ErrorBody{Error: api.ErrorDetail{Code: code, Message: doclib.ErrorMessage(err)}})
+	body := buf.Bytes()
 	h := w.Header()
 	h.Set("Content-Type", "application/json; charset=utf-8")
 	h.Set("Content-Length", strconv.Itoa(len(body)))

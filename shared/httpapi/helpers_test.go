@@ -258,7 +258,7 @@ func (panicStore) Documents(context.Context, []string) (map[string]*doclib.Docum
 	panic("secret internal detail: table docs-prod at 10.0.0.7")
 }
 
-func (panicStore) DocumentsWithEdges(context.Context, []string) (map[string]*doclib.Document, map[string]*doclib.DocumentEdges, error) {
+func (panicStore) DocumentsWithEdges(context.Context, []string, *doclib.Scope) (map[string]*doclib.Document, map[string]*doclib.DocumentEdges, error) {
 	panic("secret internal detail: table docs-prod at 10.0.0.7")
 }
 

@@ -48,7 +48,7 @@ func (failingStore) Documents(context.Context, []string) (map[string]*doclib.Doc
 	return nil, errors.New("table docs-prod unreachable")
 }
 
-func (failingStore) DocumentsWithEdges(context.Context, []string) (map[string]*doclib.Document, map[string]*doclib.DocumentEdges, error) {
+func (failingStore) DocumentsWithEdges(context.Context, []string, *doclib.Scope) (map[string]*doclib.Document, map[string]*doclib.DocumentEdges, error) {
 	return nil, nil, errors.New("table docs-prod unreachable")
 }
 
@@ -99,6 +99,60 @@ func TestEveryLogLineHasTheRequestID(t *testing.T) {
 			}
 			if strings.Join(messages, "|") != strings.Join(c.messages, "|") {
 				t.Errorf("messages %q, want %q", messages, c.messages)
+			}
+		})
+	}
+}
+
+// The access log line of an authenticated request names the key by its ID
+// and its workspace; no line of any request holds a secret it carried, in the
+// Authorization header or in the query string, accepted or refused.
+func TestAccessLogNamesTheKeyNeverTheSecret(t *testing.T) {
+	var buf syncBuffer
+	s := newServer(t, options{log: slog.New(slog.NewJSONHandler(&buf, nil))})
+	const badKey = "dlk_test_a_full_scope_0002" // one character off KeyFull
+	for _, c := range []struct {
+		name, auth, path string
+		status           int
+		keyID, workspace string // in the access log line; "" for none
+		secrets          []string
+	}{
+		{"authorised", "Bearer " + fixture.KeyFull, "/libraries", 200, "key_full", "ws_a", []string{fixture.KeyFull}},
+		{"authorised search", "Bearer " + fixture.KeyOneLibrary, "/search/documents?q=reset", 200, "key_one", "ws_a", []string{fixture.KeyOneLibrary}},
+		{"authorised, not found", "Bearer " + fixture.KeyOtherWS, "/documents/doc_a1_1", 404, "key_b", "ws_b", []string{fixture.KeyOtherWS}},
+		{"bad key", "Bearer " + badKey, "/libraries", 401, "", "", []string{badKey}},
+		{"expired key", "Bearer " + fixture.KeyExpired, "/libraries", 401, "", "", []string{fixture.KeyExpired}},
+		{"bad scheme", "Basic " + fixture.KeyFull, "/libraries", 401, "", "", []string{fixture.KeyFull}},
+		{"key in the query string", "", "/libraries?api_key=" + fixture.KeyFull + "&key=" + badKey, 401, "", "", []string{fixture.KeyFull, badKey}},
+		{"key in the query string too", "Bearer " + fixture.KeyFull, "/libraries?api_key=" + fixture.KeyFull, 200, "key_full", "ws_a", []string{fixture.KeyFull}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			buf.mu.Lock()
+			buf.b.Reset()
+			buf.mu.Unlock()
+			r := s.doAuth(t, "GET", c.auth, c.path)
+			if r.status != c.status {
+				t.Fatalf("status %d, want %d: %s", r.status, c.status, r.body)
+			}
+			lines := buf.lines(t)
+			access := lines[len(lines)-1]
+			if access["msg"] != "request" {
+				t.Fatalf("last line %v is not the access log", access)
+			}
+			if c.keyID == "" {
+				if _, ok := access["key_id"]; ok {
+					t.Errorf("refused request logged key_id: %v", access)
+				}
+			} else if access["key_id"] != c.keyID || access["workspace_id"] != c.workspace {
+				t.Errorf("access log %v: want key_id %s, workspace_id %s", access, c.keyID, c.workspace)
+			}
+			buf.mu.Lock()
+			raw := buf.b.String()
+			buf.mu.Unlock()
+			for _, secret := range c.secrets {
+				if strings.Contains(raw, secret) {
+					t.Errorf("the log holds the secret %s:\n%s", secret, raw)
+				}
 			}
 		})
 	}

@@ -42,13 +42,18 @@ func (s *server) withRequest(next http.Handler) http.Handler {
 		start := s.Now()
 		id := s.RequestID(r)
 		w.Header().Set("X-Request-Id", id)
-		ctx := doclib.WithRequestID(r.Context(), id)
+		// authenticate puts the principal into a context derived from this
+		// one, which this handler never sees: it leaves it in who as well.
+		who := &accessEntry{}
+		ctx := context.WithValue(doclib.WithRequestID(r.Context(), id), accessKey, who)
 		rec := &recorder{ResponseWriter: w}
 		next.ServeHTTP(rec, r.WithContext(ctx))
 		attrs := []any{"method", r.Method, "path", r.URL.Path, "status", rec.status,
 			"duration_ms", float64(s.Now().Sub(start).Microseconds()) / 1000}
-		if p := PrincipalFrom(ctx); p != nil {
-			attrs = append(attrs, "key_id", p.KeyID)
+		if p := who.principal; p != nil {
+			// The key's ID, never its secret; the query string is not logged
+			// either, since a client may put a key there.
+			attrs = append(attrs, "key_id", p.KeyID, "workspace_id", p.WorkspaceID)
 		}
 		s.Logger.Log(ctx, logLevel(rec.status), "request", attrs...)
 	})
@@ -169,9 +174,15 @@ func (s *server) authenticate(next http.Handler) http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
+		if who, ok := r.Context().Value(accessKey).(*accessEntry); ok {
+			who.principal = p
+		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey, p)))
 	})
 }
+
+// accessEntry is what the access log learns about a request on its way in.
+type accessEntry struct{ principal *doclib.Principal }
 
 // bearerKey checks the request's bearer key: the default Authenticate.
 func (s *server) bearerKey(r *http.Request) (*doclib.Principal, error) {
@@ -212,7 +223,7 @@ func (s *server) route() http.Handler {
 }
 
 func notFound(w http.ResponseWriter, r *http.Request) {
-	writeErrorPlain(w, r, doclib.Errorf(doclib.ENotFound, "There is no endpoint at %s. The endpoints are GET /libraries, /libraries/{id}, /libraries/{id}/tags, /categories, /applications, /graph and /documents, /documents/{id}, /documents/{id}/traverse, /documents/{id}/source-recordings and /search/documents.", r.URL.Path))
+	writeErrorPlain(w, r, doclib.Errorf(doclib.ENotFound, "There is no endpoint at %s. The endpoints are GET /libraries, /libraries/{id}, /libraries/{id}/tags, /categories, /applications, /graph and /documents, /documents/{id}, /documents/{id}/traverse, /documents/{id}/source-recordings and /search/documents.", doclib.Quote(r.URL.Path)))
 }
 
 // get lets GET and HEAD through and answers every other method with 405.
@@ -220,7 +231,7 @@ func get(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET")
-			writeErrorPlain(w, r, doclib.Errorf(doclib.EMethodNotAllowed, "%s is not allowed on %s; this API is read-only and serves GET only.", r.Method, r.URL.Path))
+			writeErrorPlain(w, r, doclib.Errorf(doclib.EMethodNotAllowed, "%s is not allowed on %s; this API is read-only and serves GET only.", r.Method, doclib.Quote(r.URL.Path)))
 			return
 		}
 		h.ServeHTTP(w, r)

@@ -48,7 +48,7 @@ func queryProblem(err error) string {
 	if strings.Contains(err.Error(), "semicolon") {
 		return "a semicolon separates parameters; use &"
 	}
-	return "cannot be parsed"
+	return "it must read name=value&name=value"
 }
 
 // page reads page and pageSize. A pageSize above maxSize is capped, not refused.
@@ -82,7 +82,7 @@ func positive(name, v string) (int, error) {
 		if n, err := strconv.Atoi(v); err == nil && n < 1 {
 			return 0, doclib.Errorf(doclib.EBadRequest, "The parameter %s must be 1 or more; got %s.", name, v)
 		}
-		return 0, doclib.Errorf(doclib.EBadRequest, "The parameter %s must be a whole number of 1 or more; got %q.", name, v)
+		return 0, doclib.Errorf(doclib.EBadRequest, "The parameter %s must be a whole number of 1 or more; got %s.", name, doclib.Quote(v))
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n > maxWhole { // only digits, so the number is out of range
@@ -112,14 +112,14 @@ func (q query) traverse() (service.TraverseParams, error) {
 		case service.DirectionOutgoing, service.DirectionIncoming, service.DirectionBoth:
 			tp.Direction = v
 		default:
-			return tp, doclib.Errorf(doclib.EBadRequest, "The parameter direction must be outgoing, incoming or both; got %q.", v)
+			return tp, doclib.Errorf(doclib.EBadRequest, "The parameter direction must be outgoing, incoming or both; got %s.", doclib.Quote(v))
 		}
 	}
 	if v, ok := q["depth"]; ok {
 		d, err := strconv.Atoi(v)
 		// Digits only, as for page: strconv also takes "+2".
 		if err != nil || strings.TrimLeft(v, "0123456789") != "" || d < doclib.MinDepth || d > doclib.MaxDepth {
-			return tp, doclib.Errorf(doclib.EBadRequest, "The parameter depth must be a whole number from %d to %d; got %q.", doclib.MinDepth, doclib.MaxDepth, v)
+			return tp, doclib.Errorf(doclib.EBadRequest, "The parameter depth must be a whole number from %d to %d; got %s.", doclib.MinDepth, doclib.MaxDepth, doclib.Quote(v))
 		}
 		tp.Depth = d
 	}
@@ -144,7 +144,7 @@ func (q query) search() (service.SearchParams, error) {
 	}
 	sp.Query = text
 	if id, ok := q["libraryId"]; ok && !libraryIDPattern.MatchString(id) {
-		return sp, doclib.Errorf(doclib.EBadRequest, "The parameter libraryId must be a library ID such as lib_ops (from GET /libraries); slugs are not accepted here. Got %q.", id)
+		return sp, doclib.Errorf(doclib.EBadRequest, "The parameter libraryId must be a library ID such as lib_ops (from GET /libraries); slugs are not accepted here. Got %s.", doclib.Quote(id))
 	}
 	sp.Filter = search.Filter{LibraryID: q["libraryId"], Category: q["category"], Tag: q["tag"], Application: q["application"]}
 	page, err := q.page(doclib.MaxPageSize)

@@ -102,6 +102,7 @@ type ctxKey int
 const (
 	principalKey ctxKey = iota
 	ipTakeKey
+	accessKey
 )
 
 // ipTake is what the per-IP limit took for a request, so that the per-key limit

@@ -35,7 +35,7 @@ func (s *Service) Search(ctx context.Context, p *doclib.Principal, sp SearchPara
 		if _, err := s.library(ctx, p, sp.Filter.LibraryID); err != nil {
 			if doclib.ErrorCode(err) == doclib.ENotFound {
 				// Name the parameter; unlike a path, libraryId takes no slug.
-				return nil, doclib.Errorf(doclib.ENotFound, "The parameter libraryId names no library visible to this API key: %q. It takes a lib_ ID from GET /libraries.", sp.Filter.LibraryID)
+				return nil, doclib.Errorf(doclib.ENotFound, "The parameter libraryId names no library visible to this API key: %s. It takes a lib_ ID from GET /libraries.", doclib.Quote(sp.Filter.LibraryID))
 			}
 			return nil, err
 		}
@@ -103,7 +103,7 @@ func (s *Service) search(ctx context.Context, p *doclib.Principal, sp SearchPara
 	for i, h := range res.Hits {
 		ids[i] = h.DocumentID
 	}
-	docs, edges, err := s.store.DocumentsWithEdges(ctx, ids)
+	docs, edges, err := s.store.DocumentsWithEdges(ctx, ids, p.Scope())
 	if err != nil {
 		return nil, fmt.Errorf("service: search: documents: %w", err)
 	}

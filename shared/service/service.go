@@ -153,11 +153,11 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (*doclib.Prin
 }
 
 func libraryNotFound(ref string) error {
-	return doclib.Errorf(doclib.ENotFound, "No library %q is visible to this API key. Use a lib_ ID or a slug from GET /libraries.", ref)
+	return doclib.Errorf(doclib.ENotFound, "No library %s is visible to this API key. Use a lib_ ID or a slug from GET /libraries.", doclib.Quote(ref))
 }
 
 func documentNotFound(id string) error {
-	return doclib.Errorf(doclib.ENotFound, "No document %q is visible to this API key. Documents are addressed by their doc_ ID, never by slug.", id)
+	return doclib.Errorf(doclib.ENotFound, "No document %s is visible to this API key. Documents are addressed by their doc_ ID, never by slug.", doclib.Quote(id))
 }
 
 // library resolves a library reference inside the principal's scope.
@@ -176,7 +176,7 @@ func (s *Service) library(ctx context.Context, p *doclib.Principal, ref string) 
 // round trip (a document and its edges are stored together). The document itself
 // says its workspace and library, so scope needs no other read.
 func (s *Service) document(ctx context.Context, p *doclib.Principal, id string) (*doclib.Document, *doclib.DocumentEdges, error) {
-	docs, edges, err := s.store.DocumentsWithEdges(ctx, []string{id})
+	docs, edges, err := s.store.DocumentsWithEdges(ctx, []string{id}, p.Scope())
 	if err != nil {
 		return nil, nil, fmt.Errorf("service: get document %s: %w", id, err)
 	}
@@ -337,7 +337,7 @@ func (s *Service) Traverse(ctx context.Context, p *doclib.Principal, id string, 
 		defer wg.Done()
 		libs, libsErr = s.store.Libraries(ctx, p.WorkspaceID)
 	}()
-	docs, edgesOf, err := s.store.DocumentsWithEdges(ctx, []string{id})
+	docs, edgesOf, err := s.store.DocumentsWithEdges(ctx, []string{id}, p.Scope())
 	wg.Wait()
 	if err != nil {
 		return nil, fmt.Errorf("service: traverse %s: %w", id, err)
@@ -395,7 +395,7 @@ func (s *Service) Traverse(ctx context.Context, p *doclib.Principal, id string, 
 		// The next level's documents, with their edges unless it is the last.
 		var got map[string]*doclib.Document
 		if depth < tp.Depth {
-			got, edgesOf, err = s.store.DocumentsWithEdges(ctx, next)
+			got, edgesOf, err = s.store.DocumentsWithEdges(ctx, next, nil) // in scope: their edges were checked
 		} else {
 			got, err = s.store.Documents(ctx, next)
 		}

@@ -65,19 +65,26 @@ func (c *countingTransport) rounds() int {
 
 func (c *countingTransport) reset() { c.mu.Lock(); c.spans = nil; c.mu.Unlock() }
 
-// TestRoundTripBudgets holds every endpoint to the round trips of
-// docs/dynamodb.md on a real (local) DynamoDB, after authentication (which the
-// authorizer does in production: 2 round trips, 3 requests).
-func TestRoundTripBudgets(t *testing.T) {
+// serviceThrough is a service over the fixture imported into dynalite, whose
+// DynamoDB requests go through rt.
+func serviceThrough(t *testing.T, rt http.RoundTripper) *service.Service {
+	t.Helper()
 	d, err := dataset.Validate(fixture.File())
 	if err != nil {
 		t.Fatal(err)
 	}
 	tbl := imported(t, d)
-	ct := &countingTransport{next: http.DefaultTransport, latency: 40 * time.Millisecond}
 	srv := dynalitetest.Start(t)
-	counted := &dynamo.Table{Name: tbl.Name, Client: srv.Client(t, func(o *dynamodb.Options) { o.HTTPClient = &http.Client{Transport: ct} })}
-	svc := service.New(dynamo.NewStore(counted), func() time.Time { return time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC) })
+	traced := &dynamo.Table{Name: tbl.Name, Client: srv.Client(t, func(o *dynamodb.Options) { o.HTTPClient = &http.Client{Transport: rt} })}
+	return service.New(dynamo.NewStore(traced), func() time.Time { return time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC) })
+}
+
+// TestRoundTripBudgets holds every endpoint to the round trips of
+// docs/dynamodb.md on a real (local) DynamoDB, after authentication (which the
+// authorizer does in production: 2 round trips, 3 requests).
+func TestRoundTripBudgets(t *testing.T) {
+	ct := &countingTransport{next: http.DefaultTransport, latency: 40 * time.Millisecond}
+	svc := serviceThrough(t, ct)
 	ctx := context.Background()
 
 	p, err := svc.Authenticate(ctx, fixture.KeyFull)

@@ -59,7 +59,7 @@ func TestImportUpdatesAndPrunes(t *testing.T) {
 	if _, err := tbl.Import(ctx, b, "gB", dynamo.ImportOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	docs, _, _ := store.DocumentsWithEdges(ctx, []string{"doc_a1_2"})
+	docs, _, _ := store.DocumentsWithEdges(ctx, []string{"doc_a1_2"}, nil)
 	if recs, err := store.SharedRecordings(ctx, docs["doc_a1_2"], 0, 10); err != nil || len(recs) != 0 || docs["doc_a1_2"].SharedRecordingCount != 0 {
 		t.Errorf("a recording made private is still listed: %v %v", recs, err)
 	}
@@ -88,7 +88,7 @@ func TestImportUpdatesAndPrunes(t *testing.T) {
 	if list, total, _ := store.ListDocuments(ctx, lib, doclib.DocumentFilter{}, 0, 100); total != 4 || len(list) != 4 {
 		t.Errorf("list after prune: %d of %d", len(list), total)
 	}
-	_, edges, _ := store.DocumentsWithEdges(ctx, []string{"doc_a1_1"})
+	_, edges, _ := store.DocumentsWithEdges(ctx, []string{"doc_a1_1"}, nil)
 	if e := edges["doc_a1_1"]; len(e.Outgoing) != 1 {
 		t.Errorf("the removed edge is still there: %+v", e.Outgoing)
 	}

@@ -149,6 +149,9 @@ func (s *Store) Libraries(ctx context.Context, workspaceID string) ([]*doclib.Li
 // Library implements doclib.Store: one read by ID, or two by slug (the slug's
 // item names the library).
 func (s *Store) Library(ctx context.Context, workspaceID, ref string) (*doclib.Library, error) {
+	if len(ref) > maxRef {
+		return nil, doclib.ErrNotFound
+	}
 	id := ref
 	if !strings.HasPrefix(ref, "lib_") { // slugs never contain '_'
 		var sl slugItem
@@ -156,10 +159,12 @@ func (s *Store) Library(ctx context.Context, workspaceID, ref string) (*doclib.L
 		if err != nil {
 			return nil, err
 		}
-		if !ok {
-			return nil, doclib.ErrNotFound
+		if ok {
+			id = sl.LibraryID
 		}
-		id = sl.LibraryID
+		// A missing slug still reads a library (one that cannot exist: IDs
+		// start with lib_), so that it costs what a slug of a library outside
+		// the key's scope does.
 	}
 	var l libraryItem
 	ok, err := s.t.get(ctx, "get library", pkWorkspace(workspaceID), skLibrary(id), &l)
@@ -250,6 +255,13 @@ func (s *Store) ListDocuments(ctx context.Context, lib *doclib.Library, f doclib
 	return out, total, nil
 }
 
+// maxRef is longer than any ID or slug the data set format allows. A longer
+// one names nothing, and DynamoDB would refuse it as a key (over 1 KB of sort
+// key, 2 KB of partition key) with an error instead of "no item": it is
+// answered missing without a read. It cannot be in any key's scope, so this
+// tells nothing about scope.
+const maxRef = 256
+
 // batchGetLimit is DynamoDB's most keys per BatchGetItem.
 const batchGetLimit = 100
 
@@ -260,7 +272,7 @@ func (s *Store) Documents(ctx context.Context, ids []string) (map[string]*doclib
 	keys := make([]item, 0, len(ids))
 	seen := map[string]bool{}
 	for _, id := range ids {
-		if !seen[id] {
+		if !seen[id] && len(id) <= maxRef {
 			seen[id] = true
 			keys = append(keys, key(pkDocument(id), skDocument))
 		}
@@ -336,7 +348,9 @@ func backoff(ctx context.Context, n int) error {
 
 // DocumentsWithEdges implements doclib.Store: one query per document (its
 // partition holds the document and its edges), the queries in parallel.
-func (s *Store) DocumentsWithEdges(ctx context.Context, ids []string) (map[string]*doclib.Document, map[string]*doclib.DocumentEdges, error) {
+// within becomes the queries' filter: DynamoDB reads the partition either
+// way, but returns nothing of a document outside it, as for a missing one.
+func (s *Store) DocumentsWithEdges(ctx context.Context, ids []string, within *doclib.Scope) (map[string]*doclib.Document, map[string]*doclib.DocumentEdges, error) {
 	docs := make(map[string]*doclib.Document, len(ids))
 	edges := map[string]*doclib.DocumentEdges{}
 	type result struct {
@@ -347,14 +361,19 @@ func (s *Store) DocumentsWithEdges(ctx context.Context, ids []string) (map[strin
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(s.t.concurrency())
 	for i, id := range ids {
+		if len(id) > maxRef {
+			continue
+		}
 		g.Go(func() error {
 			var de doclib.DocumentEdges
 			var doc *doclib.Document
 			var decodeErr error
-			err := s.t.query(gctx, "get document", &dynamodb.QueryInput{
+			in := &dynamodb.QueryInput{
 				KeyConditionExpression:    aws.String("pk = :pk AND sk < :r"),
 				ExpressionAttributeValues: item{":pk": str(pkDocument(id)), ":r": str("R")},
-			}, func(it item) bool {
+			}
+			scopeFilter(in, id, within)
+			err := s.t.query(gctx, "get document", in, func(it item) bool {
 				sk := it[attrSK].(*types.AttributeValueMemberS).Value
 				switch {
 				case sk == skDocument:
@@ -400,6 +419,41 @@ func (s *Store) DocumentsWithEdges(ctx context.Context, ids []string) (map[strin
 		}
 	}
 	return docs, edges, nil
+}
+
+// maxScopeLibraries is the most libraries scopeFilter names: DynamoDB's
+// IN takes at most 100 values. A key that lists more is filtered by its
+// workspace only, and the service drops the rest.
+const maxScopeLibraries = 100
+
+// scopeFilter limits a query of document id's partition to within: its
+// workspace (every imported item carries ws) and, for a key that lists
+// libraries, the document's own library, which its item holds as libraryId,
+// an outgoing edge (src is the document) as srcLib and an incoming one as
+// dstLib. A filter may not name the sort key, so src and dst tell the two
+// kinds of edge apart.
+func scopeFilter(in *dynamodb.QueryInput, id string, within *doclib.Scope) {
+	if within == nil {
+		return
+	}
+	expr := attrWS + " = :ws"
+	in.ExpressionAttributeValues[":ws"] = str(within.WorkspaceID)
+	if libs := within.Libraries; libs != nil && len(libs) <= maxScopeLibraries {
+		names := make([]string, len(libs))
+		for i, id := range libs {
+			names[i] = fmt.Sprintf(":l%d", i)
+			in.ExpressionAttributeValues[names[i]] = str(id)
+		}
+		set := "(" + strings.Join(names, ", ") + ")"
+		if len(libs) == 0 {
+			set = "(:none)" // IN needs a value; no library is named ""
+			in.ExpressionAttributeValues[":none"] = str("")
+		}
+		in.ExpressionAttributeValues[":doc"] = str(id)
+		expr += " AND (libraryId IN " + set + " OR (src = :doc AND srcLib IN " + set +
+			") OR (dst = :doc AND dstLib IN " + set + "))"
+	}
+	in.FilterExpression = aws.String(expr)
 }
 
 // Graph implements doclib.Store: the import stores each library's capped graph,

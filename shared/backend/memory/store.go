@@ -358,7 +358,15 @@ func (s *Store) SharedRecordings(_ context.Context, doc *doclib.Document, offset
 }
 
 // DocumentsWithEdges implements doclib.Store.
-func (s *Store) DocumentsWithEdges(ctx context.Context, ids []string) (map[string]*doclib.Document, map[string]*doclib.DocumentEdges, error) {
+func (s *Store) DocumentsWithEdges(ctx context.Context, ids []string, within *doclib.Scope) (map[string]*doclib.Document, map[string]*doclib.DocumentEdges, error) {
 	docs, _ := s.Documents(ctx, ids)
-	return docs, s.edges(ids), nil
+	kept := make([]string, 0, len(docs))
+	for id, d := range docs {
+		if within.Holds(d.WorkspaceID, d.LibraryID) {
+			kept = append(kept, id)
+		} else {
+			delete(docs, id)
+		}
+	}
+	return docs, s.edges(kept), nil
 }
