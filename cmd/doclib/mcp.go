@@ -54,11 +54,5 @@ the libraries with this key.`,
 		return err
 	})
 	cmd.Flags().StringVar(&addr, "http", "", "serve streamable HTTP on `ADDR` (e.g. 127.0.0.1:8765; port 0 picks one) instead of stdio")
-	cmd.PreRunE = func(*cobra.Command, []string) error {
-		if a.json {
-			return usageError{errors.New("--json does not apply to doclib mcp: it speaks MCP")}
-		}
-		return nil
-	}
 	return cmd
 }

@@ -15,15 +15,18 @@ package client
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/doclib/doclib/shared/api"
@@ -266,7 +269,41 @@ type NetworkError struct {
 }
 
 func (e *NetworkError) Error() string {
-	return fmt.Sprintf("cannot reach the API at %s: %v", e.URL, e.Err)
+	return fmt.Sprintf("cannot reach the API at %s: %s", e.URL, e.Reason())
+}
+
+// Reason says in plain words why the API could not be reached, for a
+// person or an agent to act on: never Go's own text ("dial tcp …",
+// "context deadline exceeded"). Unwrap gives the cause for programs.
+func (e *NetworkError) Reason() string {
+	var dns *net.DNSError
+	var cert *tls.CertificateVerificationError
+	var record tls.RecordHeaderError
+	var ne net.Error
+	switch {
+	case errors.Is(e.Err, context.DeadlineExceeded) || errors.As(e.Err, &ne) && ne.Timeout():
+		return "it did not answer in time"
+	case errors.As(e.Err, &dns):
+		return fmt.Sprintf("the host name %q is not known", dns.Name)
+	case errors.Is(e.Err, syscall.ECONNREFUSED):
+		return "nothing is listening there (connection refused)"
+	case errors.Is(e.Err, syscall.ECONNRESET), errors.Is(e.Err, io.EOF), errors.Is(e.Err, io.ErrUnexpectedEOF):
+		return "the connection closed before the API answered"
+	case errors.As(e.Err, &cert):
+		return "its TLS certificate is not trusted on this machine"
+	case errors.As(e.Err, &record):
+		return "it does not speak HTTPS there; try http://"
+	}
+	// The innermost cause is the system's own words ("connection reset by
+	// peer", "network is unreachable"), without the Go call that failed.
+	inner := e.Err
+	for u := errors.Unwrap(inner); u != nil; u = errors.Unwrap(inner) {
+		inner = u
+	}
+	if inner == nil {
+		return "the connection failed"
+	}
+	return "the connection failed: " + strings.TrimPrefix(inner.Error(), "connect: ")
 }
 
 func (e *NetworkError) Unwrap() error { return e.Err }

@@ -34,11 +34,11 @@ func (t *tools) toolError(ctx context.Context, tool string, err error) error {
 		t.log.InfoContext(ctx, "mcp: tool call refused by the API", "tool", tool, "status", apiErr.Status,
 			"code", apiErr.Code, "requestId", apiErr.RequestID)
 	case errors.As(err, &netErr):
-		msg = "api_unreachable: " + netErr.Error() +
+		msg = "api_unreachable: " + netErr.Error() + "." +
 			"\nIs the doclib API running, and does DOCLIB_URL point at it? Retry once it is reachable."
 		t.log.WarnContext(ctx, "mcp: API unreachable", "tool", tool, "error", err)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		msg = "cancelled: the call was cancelled or timed out before the API answered (" + err.Error() + ")"
+		msg = "cancelled: the call was cancelled or timed out before the API answered; call again if it is still needed"
 	default:
 		msg = "error: " + strings.TrimPrefix(err.Error(), "client: ")
 		t.log.WarnContext(ctx, "mcp: tool call failed", "tool", tool, "error", err)
