@@ -55,7 +55,7 @@ type searchOutput struct {
 }
 
 func (t *tools) addSearchTool(s *mcp.Server) {
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(t, s, &mcp.Tool{
 		Name:  "search_documents",
 		Title: "Search documents",
 		Description: `Hybrid search (word match + meaning match) across every library this API key can see, ranked best first. Each hit has its ID, title, library, signals, score, semanticSimilarity and a short excerpt; facets break the matches down by library, category, tag and application.
