@@ -65,6 +65,11 @@ func TestJSONFieldsAndJQ(t *testing.T) {
 	if out := c.ok("search", "reset", "password", "--json", "relevance", "--jq", ".[0].relevance.score"); !regexp.MustCompile(`^0\.\d+\n$`).MatchString(out) {
 		t.Errorf("--jq score: %q", out)
 	}
+	// The README's example.
+	out = c.ok("search", "okta", "--library", "it-operations", "--json", "id,title,relevance", "--jq", ".[] | [.id, .relevance.score] | @tsv")
+	if !regexp.MustCompile(`^(doc_it_\d+\t0\.\d+\n)+$`).MatchString(out) {
+		t.Errorf("--jq @tsv:\n%s", out)
+	}
 }
 
 func TestOutputFollowsTheTerminal(t *testing.T) {
