@@ -30,9 +30,9 @@ type export struct {
 // exportHelp is appended to the help of every command with --json.
 const exportHelp = `
 
-JSON output: --json FIELDS prints the named fields (comma-separated) of %s
-as JSON; --json alone lists the fields. --jq EXPR then filters that JSON with
-a jq expression and prints each result, strings without quotes. Fields:
+JSON output: --json FIELDS prints the named fields (comma-separated) %s
+as JSON; --json alone lists them. --jq EXPR then filters that JSON with a jq
+expression and prints each result, strings without quotes. Fields:
   %s`
 
 // addExport gives cmd --json and --jq. item is the type whose JSON fields
@@ -45,9 +45,9 @@ func (a *app) addExport(cmd *cobra.Command, item reflect.Type, list bool, omit .
 		}
 	}
 	slices.Sort(e.available)
-	what := "the object it shows"
+	what := "of the object shown"
 	if list {
-		what = "each item, in an array"
+		what = "of each item, in an array,"
 	}
 	cmd.Long += fmt.Sprintf(exportHelp, what, strings.Join(e.available, ", "))
 	cmd.Flags().StringSliceVar(&e.fields, "json", nil, "print JSON with the named `FIELDS` (comma-separated; --json alone lists them)")

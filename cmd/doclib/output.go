@@ -28,9 +28,8 @@ func isTerminal(w io.Writer) bool {
 // that cut, awk and sort read it. Values are cleaned of control characters
 // and tabs by the caller (render.Clean).
 type rows struct {
-	tw     *tabwriter.Writer // nil when piped
-	w      io.Writer
-	header string
+	tw *tabwriter.Writer // nil when piped
+	w  io.Writer
 }
 
 func (a *app) rows(header ...string) *rows {
@@ -142,7 +141,7 @@ func (p *pageFlags) register(cmd *cobra.Command, max int) {
 	p.max = max
 	cmd.Flags().IntVar(&p.page, "page", 0, "page `N`, from 1 (the API's default: 1)")
 	cmd.Flags().IntVar(&p.size, "page-size", 0, fmt.Sprintf("`N` items per page, at most %d (the API's default: 20)", max))
-	cmd.Flags().BoolVar(&p.all, "all", false, fmt.Sprintf("walk every page and print every item, in pages of %d unless --page-size (with --json: one object of the API's shape holding every item)", max))
+	cmd.Flags().BoolVar(&p.all, "all", false, fmt.Sprintf("walk every page and print every item, in pages of %d unless --page-size (with --json: one array of every item)", max))
 }
 
 // check refuses values the client cannot send. The API validates the rest

@@ -26,8 +26,9 @@ by their words, close spellings, their meaning and the recordings behind them,
 and lists the hits best first with the signals that fired and a score, then
 the matched documents broken down by library, category, tag and application:
 send a value back with --library (an ID or a slug), --category, --tag or
---application to narrow the search. The words of QUERY are joined with spaces; put -- before
-a query that has words starting with a dash (doclib search -- error -32602).
+--application to narrow the search. The words of QUERY are joined with
+spaces; put -- before a query that has words starting with a dash (doclib
+search -- error -32602).
 
 When nothing matches well, the API returns its most active documents instead,
 flagged LOW CONFIDENCE with hints: suggestions, not matches (their signals
