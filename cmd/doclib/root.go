@@ -135,9 +135,11 @@ The config file is doclib/config.json in your user config directory
 Keep it private (chmod 600): doclib warns when others can read a file holding a key.
 
 Output is for people when stdout is a terminal: aligned tables with headers,
-page footers and hints. Piped or redirected, lists print one item per line,
-its values separated by tabs, with no header, footer or hint (a one-library
-view prints "field:<tab>value" lines); messages go to stderr.
+page footers and hints. Piped or redirected, the lists (libraries, tags,
+categories, applications, documents, search) print one item per line, its
+values separated by tabs, with no header, footer or hint, and notes go to
+stderr; library prints "field:<tab>value" lines. A document, graph, walk or
+recording reads the same either way.
 --json FIELDS prints JSON instead, as gh does: the named fields of each item
 (an array) or of the one object a command shows; --json alone lists a
 command's fields, and --jq EXPR filters the JSON with a jq expression. With
