@@ -64,8 +64,20 @@ func TestArgumentErrorsInTheAgentsTerms(t *testing.T) {
 		t.Errorf("the API got %d requests for arguments the schema refuses", n)
 	}
 	// What only the API can judge comes back as its own error.
-	if msg := s.toolErr("search_documents", map[string]any{"query": "reset password", "libraryId": "it-operations"}); !strings.HasPrefix(msg, "bad_request: ") {
-		t.Errorf("libraryId by slug: %q", msg)
+	if msg := s.toolErr("search_documents", map[string]any{"query": "reset password", "libraryId": "no-such-library"}); !strings.HasPrefix(msg, "not_found: ") {
+		t.Errorf("libraryId by an unknown slug: %q", msg)
+	}
+	// A slug, current or earlier, narrows search as an ID does.
+	for _, lib := range []string{"lib_finance", "finance", "accounting"} {
+		out, _ := ok[searchOutput](s, "search_documents", map[string]any{"query": "invoice", "libraryId": lib})
+		if len(out.Hits) == 0 {
+			t.Errorf("libraryId %s: no hits", lib)
+		}
+		for _, h := range out.Hits {
+			if h.Library.ID != "lib_finance" {
+				t.Errorf("libraryId %s gave %s", lib, h.Library.ID)
+			}
+		}
 	}
 	// Arguments that fit go through, defaults applied by the SDK.
 	if _, text := ok[searchOutput](s, "search_documents", map[string]any{"query": "reset password", "pageSize": 3}); text == "" {
