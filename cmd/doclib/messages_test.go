@@ -25,6 +25,10 @@ func TestMessagesSayWhatToDo(t *testing.T) {
 		}
 	}))
 	defer slow.Close()
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"libraries": "not a list"}`))
+	}))
+	defer other.Close()
 	for _, c := range []struct {
 		name string
 		url  string
@@ -44,6 +48,7 @@ func TestMessagesSayWhatToDo(t *testing.T) {
 		{"jq fails", "", []string{"libraries", "--json", "id", "--jq", ".id"}, 2, []string{`--jq ".id" failed on the output`}},
 		{"jq alone", "", []string{"libraries", "--jq", ".[]"}, 2, []string{"name the fields with --json too"}},
 		{"unreachable", closed.URL, []string{"libraries"}, 3, []string{"cannot reach the API at " + closed.URL, "nothing is listening there", "check the URL"}},
+		{"not a doclib API", other.URL, []string{"libraries"}, 1, []string{"is not what a doclib API sends", "check that the URL is the API's base URL"}},
 		{"timeout", slow.URL, []string{"libraries", "--timeout", "100ms", "--retries", "0"}, 3, []string{"did not answer in time", "--timeout 2m"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

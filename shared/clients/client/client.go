@@ -236,7 +236,7 @@ func (c *Client) attempt(ctx context.Context, u string, out any) (time.Duration,
 	}
 	if resp.StatusCode == http.StatusOK {
 		if err := json.Unmarshal(body, out); err != nil {
-			return -1, fmt.Errorf("client: the answer of %s is not the JSON expected: %w", redact(u), err)
+			return -1, &AnswerError{URL: redact(u), Err: err}
 		}
 		return -1, nil
 	}
@@ -261,6 +261,20 @@ func (c *Client) attempt(ctx context.Context, u string, out any) (time.Duration,
 	}
 	return -1, apiErr
 }
+
+// AnswerError is a 200 answer that is not the JSON a doclib API sends: the
+// URL points at another server, or a proxy answered in its place. Its
+// message says so in words; Unwrap gives the decoder's error.
+type AnswerError struct {
+	URL string
+	Err error
+}
+
+func (e *AnswerError) Error() string {
+	return fmt.Sprintf("the answer from %s is not what a doclib API sends; check that the URL is the API's base URL and that no proxy answers in its place", e.URL)
+}
+
+func (e *AnswerError) Unwrap() error { return e.Err }
 
 // NetworkError is a request that got no answer (refused, reset, timed out).
 type NetworkError struct {
