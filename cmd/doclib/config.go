@@ -18,6 +18,9 @@ import (
 // defaultURL is the local server's address (go run ./cmd/doclib-server).
 const defaultURL = "http://127.0.0.1:8080"
 
+// errNoKey is a configuration without an API key anywhere.
+var errNoKey = errors.New("no API key")
+
 // fileConfig is the config file: {"url": "...", "apiKey": "..."}.
 type fileConfig struct {
 	URL    string `json:"url"`
@@ -70,11 +73,11 @@ func (a *app) settings() (*resolved, error) {
 		if where == "" {
 			where = "doclib/config.json in your user config directory"
 		}
-		return nil, usageError{fmt.Errorf(`no API key. Set one in any of these ways:
+		return nil, usageError{fmt.Errorf(`%w. Set one in any of these ways:
   export %s=YOUR_KEY
   doclib --api-key-file FILE ...        (a file holding only the key)
   {"apiKey": "YOUR_KEY"} in %s (chmod 600)
-The local server (go run ./cmd/doclib-server) prints demo keys when it starts`, settings.EnvAPIKey, where)}
+The local server (go run ./cmd/doclib-server) prints demo keys when it starts`, errNoKey, settings.EnvAPIKey, where)}
 	}
 	a.set = s
 	return s, nil

@@ -169,7 +169,7 @@ func TestKeyIsNeverPrinted(t *testing.T) {
 	c.secrets = []string{secret}
 	writeFile(t, filepath.Join(c.configDir, "doclib", "config.json"), `{"apiKey": "`+secret+`"}`, 0o644)
 	for _, args := range [][]string{
-		{"libraries"}, {"-v", "libraries"}, {"-v", "--json", "library", "lib_it"}, {"--api-key-file", keyFile, "-v", "search", "okta"},
+		{"libraries"}, {"-v", "libraries"}, {"-v", "library", "lib_it", "--json", "id"}, {"--api-key-file", keyFile, "-v", "search", "okta"},
 		{"--help"}, {"libraries", "--help"}, {"mcp", "--help"}, {"libraries", "--bogus"}, {"document"},
 		{"-v", "--url", "http://127.0.0.1:1", "--retries", "1", "libraries"}, {"--url", "nope", "libraries"},
 		{"completion", "bash"}, {"__complete", "documents", ""},

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"reflect"
 
 	"github.com/spf13/cobra"
 
@@ -14,6 +15,7 @@ import (
 func (a *app) documentsCmd() *cobra.Command {
 	var p client.DocumentsParams
 	var pages pageFlags
+	var e *export
 	cmd := a.command(&cobra.Command{
 		Use:   "documents LIBRARY",
 		Short: "List a library's documents, newest update first, a page at a time",
@@ -25,7 +27,7 @@ keeps documents whose title or content contains the text (no AI credit).
 		Example: `  doclib documents it-operations
   doclib documents lib_it --tag security --page 2
   doclib documents lib_it --search okta --all
-  doclib documents lib_it --all --json | jq '.documents | length'`,
+  doclib documents lib_it --all --json id --jq length`,
 		Args:              oneArg("a library ID or slug"),
 		ValidArgsFunction: a.completeLibraries,
 	}, func(ctx context.Context, c *client.Client, args []string) error {
@@ -42,25 +44,29 @@ keeps documents whose title or content contains the text (no AI credit).
 		if err != nil {
 			return err
 		}
-		if a.json {
-			return a.printJSON(r)
+		if e.on() {
+			return e.write(a.stdout, r.Documents)
 		}
 		if r.Total == 0 {
-			fmt.Fprintln(a.stdout, "No documents match.")
+			a.note("No documents match.")
 			if p.Category != "" || p.Tag != "" || p.Application != "" {
-				fmt.Fprintf(a.stdout, "The filters take the names 'doclib categories|tags|applications %s' list.\n", args[0])
+				a.note("The filters take the names 'doclib categories|tags|applications %s' list.", args[0])
 			}
 			return nil
 		}
 		if len(r.Documents) > 0 {
-			tw := table(a.stdout)
-			fmt.Fprintln(tw, "ID\tTITLE\tCATEGORY\tUPDATED")
+			t := a.rows("ID", "TITLE", "CATEGORY", "UPDATED")
 			for _, d := range r.Documents {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", render.Clean(d.ID), render.Clean(d.Title), render.Clean(d.Category), day(d.UpdatedAt))
+				t.row(render.Clean(d.ID), render.Clean(d.Title), render.Clean(d.Category), a.day(d.UpdatedAt))
 			}
-			if err := tw.Flush(); err != nil {
+			if err := t.done(); err != nil {
 				return err
 			}
+		}
+		if !a.tty {
+			return nil
+		}
+		if len(r.Documents) > 0 {
 			fmt.Fprintln(a.stdout)
 		}
 		if pages.all {
@@ -76,11 +82,13 @@ keeps documents whose title or content contains the text (no AI credit).
 	cmd.Flags().StringVar(&p.Search, "search", "", "keep documents whose title or content contains `TEXT`")
 	pages.register(cmd, 100)
 	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error { return pages.check(cmd) }
+	e = a.addExport(cmd, reflect.TypeFor[api.DocumentItem](), true)
 	return cmd
 }
 
 func (a *app) documentCmd() *cobra.Command {
-	return a.command(&cobra.Command{
+	var e *export
+	cmd := a.command(&cobra.Command{
 		Use:   "document ID",
 		Short: "Show a document: its facts, its content section by section, its edges",
 		Long: `Shows one document (GET /documents/{id}): title, library, category, tags,
@@ -88,22 +96,25 @@ applications and recording counts, then its content section by section in the
 order of its library's template, then the documents people go to next and
 come from. ID is a doc_ ID; slugs do not work for documents.`,
 		Example: `  doclib document doc_it_001
-  doclib document doc_it_001 --json | jq .content`,
+  doclib document doc_it_001 --json content --jq .content`,
 		Args: oneArg("a document ID (doc_…)"),
 	}, func(ctx context.Context, c *client.Client, args []string) error {
 		d, err := c.Document(ctx, args[0])
 		if err != nil {
 			return err
 		}
-		if a.json {
-			return a.printJSON(d)
+		if e.on() {
+			return e.write(a.stdout, d)
 		}
 		return render.Document(a.stdout, d)
 	})
+	e = a.addExport(cmd, reflect.TypeFor[api.Document](), false)
+	return cmd
 }
 
 func (a *app) traverseCmd() *cobra.Command {
 	var p client.TraverseParams
+	var e *export
 	cmd := a.command(&cobra.Command{
 		Use:   "traverse ID",
 		Short: "Walk the graph from a document, breadth first, up to 3 hops",
@@ -117,15 +128,15 @@ into another library; such documents show their library ID.
 bad_request (exit 1) for a value it does not accept.`,
 		Example: `  doclib traverse doc_it_001
   doclib traverse doc_it_001 --direction outgoing --depth 3
-  doclib traverse doc_it_001 --label "often next" --json`,
+  doclib traverse doc_it_001 --label "often next" --json nodes --jq '.nodes[].title'`,
 		Args: oneArg("a document ID (doc_…)"),
 	}, func(ctx context.Context, c *client.Client, args []string) error {
 		t, err := c.Traverse(ctx, args[0], p)
 		if err != nil {
 			return err
 		}
-		if a.json {
-			return a.printJSON(t)
+		if e.on() {
+			return e.write(a.stdout, t)
 		}
 		render.Traversal(a.stdout, t)
 		return nil
@@ -142,11 +153,13 @@ bad_request (exit 1) for a value it does not accept.`,
 		}
 		return nil
 	}
+	e = a.addExport(cmd, reflect.TypeFor[api.Traversal](), false)
 	return cmd
 }
 
 func (a *app) recordingsCmd() *cobra.Command {
 	var pages pageFlags
+	var e *export
 	cmd := a.command(&cobra.Command{
 		Use:   "recordings ID",
 		Short: "Show the shared recordings a document was written from",
@@ -157,7 +170,7 @@ private and why. An empty list is normal: the document's own content is then
 the authoritative account. The key needs recording-details access (else
 forbidden, exit 1). Pages hold at most 50 recordings.`,
 		Example: `  doclib recordings doc_it_001
-  doclib recordings doc_it_001 --all --json`,
+  doclib recordings doc_it_001 --all --json id,title,steps`,
 		Args: oneArg("a document ID (doc_…)"),
 	}, func(ctx context.Context, c *client.Client, args []string) error {
 		r, err := fetchPages(a, &pages, func(pg client.Page) (*api.SourceRecordings, error) {
@@ -172,16 +185,17 @@ forbidden, exit 1). Pages hold at most 50 recordings.`,
 		if err != nil {
 			return err
 		}
-		if a.json {
-			return a.printJSON(r)
+		if e.on() {
+			return e.write(a.stdout, r.SourceRecordings)
 		}
 		render.Recordings(a.stdout, r)
-		if !pages.all && r.Total > 0 && (r.Page > 1 || r.Total > r.PageSize) {
+		if a.tty && !pages.all && r.Total > 0 && (r.Page > 1 || r.Total > r.PageSize) {
 			fmt.Fprintln(a.stdout, "\n"+footer(r.Page, r.PageSize, r.Total, "shared recording", "shared recordings"))
 		}
 		return nil
 	})
 	pages.register(cmd, 50)
 	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error { return pages.check(cmd) }
+	e = a.addExport(cmd, reflect.TypeFor[api.SourceRecording](), true)
 	return cmd
 }

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/doclib/doclib/shared/clients/client"
 	"github.com/doclib/doclib/shared/settings"
@@ -34,15 +34,13 @@ func (a *app) report(cmd *cobra.Command, err error) {
 		if a.set != nil {
 			where, from = redactURL(a.set.url), a.set.urlFrom
 		}
-		cause := ne.Err
-		var ue *url.Error
-		if errors.As(cause, &ue) {
-			cause = ue.Err // the URL again otherwise, with the query
-		}
-		fmt.Fprintf(a.stderr, "doclib: cannot reach the API at %s: %v\n", where, cause)
-		if strings.TrimSuffix(where, "/") == defaultURL {
+		fmt.Fprintf(a.stderr, "doclib: cannot reach the API at %s: %s\n", where, ne.Reason())
+		switch {
+		case errors.Is(ne, context.DeadlineExceeded):
+			fmt.Fprintf(a.stderr, "hint: each request may take --timeout %s (and is retried --retries %d times); give a slow API more, e.g. --timeout 2m, or check the network\n", a.timeout, a.retries)
+		case strings.TrimSuffix(where, "/") == defaultURL:
 			fmt.Fprintln(a.stderr, "hint: that is the local server's address; start it with: go run ./cmd/doclib-server (or point --url or "+settings.EnvURL+" at another API)")
-		} else {
+		default:
 			fmt.Fprintf(a.stderr, "hint: check the URL (from %s) and the network; --timeout and --retries give a slow API more time\n", from)
 		}
 	case exitCode(err) == exitUsage:
@@ -79,7 +77,7 @@ func (a *app) hint(cmd *cobra.Command, e *client.Error) string {
 				}
 				return fmt.Sprintf("the API does not know this path, which every doclib API serves: check that the URL (from %s) is the API's base URL, such as http://127.0.0.1:8080 or a deployment's ApiUrl.", urlFrom)
 			}
-			return "check the library ID with `doclib libraries`: --library takes a lib_… ID (not a slug); a library outside the key's scope is not found either."
+			return "check --library with `doclib libraries`: it takes a lib_… ID or a slug; a library outside the key's scope is not found either."
 		}
 		return "check the library ID with `doclib libraries` (an ID such as lib_… or a slug); a library outside the key's scope is not found either."
 	case "forbidden":
@@ -101,4 +99,24 @@ func (a *app) hint(cmd *cobra.Command, e *client.Error) string {
 		return "the API failed; try again later, quoting the request ID if it keeps failing."
 	}
 	return ""
+}
+
+// flagError words pflag's refusal of a flag's value in the user's terms:
+// "--depth takes a whole number such as 2, not "two"" rather than
+// strconv's "parsing "two": invalid syntax".
+func flagError(err error) error {
+	var iv *pflag.InvalidValueError
+	if !errors.As(err, &iv) || iv.GetFlag() == nil {
+		return err
+	}
+	name := iv.GetFlag().Name
+	switch iv.GetFlag().Value.Type() {
+	case "int":
+		return fmt.Errorf("--%s takes a whole number such as 2, not %q", name, iv.GetValue())
+	case "duration":
+		return fmt.Errorf("--%s takes a duration such as 30s or 2m, not %q", name, iv.GetValue())
+	case "bool":
+		return fmt.Errorf("--%s is true or false (or given alone), not %q", name, iv.GetValue())
+	}
+	return fmt.Errorf("--%s cannot be %q; see --help for its values", name, iv.GetValue())
 }

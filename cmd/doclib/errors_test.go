@@ -39,7 +39,7 @@ func TestExitCodes(t *testing.T) {
 		{"400 depth", full, []string{"traverse", "doc_it_001", "--depth", "9"}, 1, []string{"doclib: bad_request: ", "depth", "doclib traverse --help"}},
 		{"400 direction", full, []string{"traverse", "doc_it_001", "--direction", "sideways"}, 1, []string{"bad_request", "direction"}},
 		{"400 short query", full, []string{"search", "x"}, 1, []string{"bad_request"}},
-		{"400 library slug on search", full, []string{"search", "invoice", "--library", "finance"}, 1, []string{"bad_request"}},
+		{"unknown library slug on search", full, []string{"search", "invoice", "--library", "no-such-library"}, 1, []string{"not_found", "it takes a lib_… ID or a slug"}},
 		{"unknown flag", full, []string{"libraries", "--bogus"}, 2, []string{"unknown flag: --bogus", "Run 'doclib libraries --help'"}},
 		{"bad flag value", full, []string{"traverse", "doc_it_001", "--depth", "two"}, 2, []string{"--depth"}},
 		{"unknown command", full, []string{"librarys"}, 2, []string{"unknown command"}},
@@ -47,13 +47,13 @@ func TestExitCodes(t *testing.T) {
 		{"extra argument", full, []string{"libraries", "lib_it"}, 2, []string{"takes no arguments"}},
 		{"no query", full, []string{"search"}, 2, []string{"needs a query"}},
 		{"bad format", full, []string{"graph", "lib_it", "--format", "svg"}, 2, []string{"--format must be tree or dot"}},
-		{"dot and json", full, []string{"graph", "lib_it", "--format", "dot", "--json"}, 2, []string{"not both"}},
+		{"dot and json", full, []string{"graph", "lib_it", "--format", "dot", "--json", "edges"}, 2, []string{"not both"}},
 		{"page 0", full, []string{"documents", "lib_it", "--page", "0"}, 2, []string{"--page starts at 1"}},
 		{"all and page", full, []string{"documents", "lib_it", "--all", "--page", "2"}, 2, []string{"leave out --page"}},
 		{"depth 0", full, []string{"traverse", "doc_it_001", "--depth", "0"}, 2, []string{"--depth must be 1 or more"}},
 		{"timeout 0", full, []string{"libraries", "--timeout", "0s"}, 2, []string{"--timeout must be positive"}},
 		{"404 wrong base URL", full, []string{"libraries", "--url", apiSrv.URL + "/api"}, 1, []string{"not_found", "check that the URL (from --url) is the API's base URL"}},
-		{"404 search library", full, []string{"search", "invoice", "--library", "lib_nope"}, 1, []string{"not_found", "--library takes a lib_… ID"}},
+		{"404 search library", full, []string{"search", "invoice", "--library", "lib_nope"}, 1, []string{"not_found", "it takes a lib_… ID or a slug"}},
 		{"empty ID", full, []string{"library", ""}, 1, []string{"empty ID"}},
 		{"dot ID", full, []string{"documents", ".."}, 1, []string{"not_found"}},
 		{"key with a line break", "# my key\n" + full, []string{"libraries"}, 2, []string{"the API key from DOCLIB_API_KEY holds a space, a line break or a control character"}},
@@ -180,7 +180,7 @@ func (failWriter) Write([]byte) (int, error) { return 0, errors.New("no space le
 
 func TestOutputThatCannotBeWrittenFails(t *testing.T) {
 	for _, args := range [][]string{{"document", "doc_it_001"}, {"graph", "lib_it"}, {"traverse", "doc_it_001"},
-		{"search", "okta"}, {"recordings", "doc_it_001"}, {"--json", "libraries"}} {
+		{"search", "okta"}, {"recordings", "doc_it_001"}, {"libraries", "--json", "id"}} {
 		var errb syncBuffer
 		env := map[string]string{"DOCLIB_URL": apiSrv.URL, "DOCLIB_API_KEY": full}
 		a := &app{getenv: func(k string) string { return env[k] }, stdout: failWriter{}, stderr: &errb,
@@ -237,8 +237,16 @@ func TestDataCannotDriveTheTerminal(t *testing.T) {
 	}))
 	defer srv.Close()
 	c := newCLI(t, srv.URL, full)
+	piped := newCLI(t, srv.URL, full)
+	piped.piped = true
 	for _, args := range [][]string{{"libraries"}, {"library", "lib_x"}, {"tags", "lib_x"}, {"documents", "lib_x"}} {
 		out := c.ok(args...)
+		// Piped, every row is one line whose values hold no tab of their own.
+		for _, l := range strings.Split(strings.TrimSuffix(piped.ok(args...), "\n"), "\n") {
+			if strings.ContainsAny(l, "\u001b\u0007\u202e") || strings.Contains(l, "tab\t") || strings.HasPrefix(l, "second line") {
+				t.Errorf("%v piped printed control characters or broke a row:\n%q", args, l)
+			}
+		}
 		// A description may span lines; a table row may not.
 		if strings.ContainsAny(out, "\u001b\u0007\u202e") || (args[0] != "library" && strings.Contains(out, "\nsecond line")) {
 			t.Errorf("%v printed control characters or broke a row:\n%q", args, out)

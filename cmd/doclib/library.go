@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -14,36 +15,40 @@ import (
 )
 
 func (a *app) librariesCmd() *cobra.Command {
-	return a.command(&cobra.Command{
+	var e *export
+	cmd := a.command(&cobra.Command{
 		Use:   "libraries",
 		Short: "List the libraries the key can see",
 		Long:  "Lists every library the API key can see, with its ID, name, document count and last update (GET /libraries).",
 		Example: `  doclib libraries
-  doclib libraries --json | jq -r '.libraries[].id'`,
+  doclib libraries --json id,name,documentCount
+  doclib libraries --json id --jq '.[].id'`,
 		Args: noArgs,
 	}, func(ctx context.Context, c *client.Client, _ []string) error {
 		r, err := c.Libraries(ctx)
 		if err != nil {
 			return err
 		}
-		if a.json {
-			return a.printJSON(r)
+		if e.on() {
+			return e.write(a.stdout, r.Libraries)
 		}
 		if len(r.Libraries) == 0 {
-			fmt.Fprintln(a.stdout, "This key sees no libraries.")
+			a.note("This key sees no libraries.")
 			return nil
 		}
-		tw := table(a.stdout)
-		fmt.Fprintln(tw, "ID\tNAME\tDOCUMENTS\tUPDATED")
+		t := a.rows("ID", "NAME", "DOCUMENTS", "UPDATED")
 		for _, l := range r.Libraries {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", render.Clean(l.ID), render.Clean(l.Name), l.DocumentCount, day(l.UpdatedAt))
+			t.row(render.Clean(l.ID), render.Clean(l.Name), l.DocumentCount, a.day(l.UpdatedAt))
 		}
-		return tw.Flush()
+		return t.done()
 	})
+	e = a.addExport(cmd, reflect.TypeFor[api.Library](), true, "edgeCount")
+	return cmd
 }
 
 func (a *app) libraryCmd() *cobra.Command {
-	return a.command(&cobra.Command{
+	var e *export
+	cmd := a.command(&cobra.Command{
 		Use:   "library ID",
 		Short: "Show a library: description, counts, categories and tags",
 		Long: `Shows one library (GET /libraries/{id}): its description, document and edge
@@ -52,7 +57,7 @@ values the documents and search filters accept. ID is a lib_ ID or a slug
 (earlier slugs keep working).`,
 		Example: `  doclib library lib_it
   doclib library it-operations
-  doclib library it-operations --json`,
+  doclib library it-operations --json id,name,categories`,
 		Args:              oneArg("a library ID or slug"),
 		ValidArgsFunction: a.completeLibraries,
 	}, func(ctx context.Context, c *client.Client, args []string) error {
@@ -60,8 +65,23 @@ values the documents and search filters accept. ID is a lib_ ID or a slug
 		if err != nil {
 			return err
 		}
-		if a.json {
-			return a.printJSON(l)
+		if e.on() {
+			return e.write(a.stdout, l)
+		}
+		edges := "-"
+		if l.EdgeCount != nil {
+			edges = fmt.Sprint(*l.EdgeCount)
+		}
+		if !a.tty {
+			// gh's view commands piped: one "field:<tab>value" line each.
+			t := a.rows()
+			for _, f := range [][2]any{{"id:", render.Clean(l.ID)}, {"name:", render.Clean(l.Name)},
+				{"documents:", l.DocumentCount}, {"edges:", edges}, {"created:", a.day(l.CreatedAt)},
+				{"updated:", a.day(l.UpdatedAt)}, {"categories:", list(l.Categories)}, {"tags:", list(l.Tags)},
+				{"description:", render.Clean(l.Description)}} {
+				t.row(f[0], f[1])
+			}
+			return t.done()
 		}
 		fmt.Fprintf(a.stdout, "%s (%s)\n", render.Clean(l.Name), render.Clean(l.ID))
 		if l.Description != "" {
@@ -71,7 +91,7 @@ values the documents and search filters accept. ID is a lib_ ID or a slug
 		tw := table(a.stdout)
 		fmt.Fprintf(tw, "Documents:\t%d\n", l.DocumentCount)
 		if l.EdgeCount != nil {
-			fmt.Fprintf(tw, "Edges:\t%d\n", *l.EdgeCount)
+			fmt.Fprintf(tw, "Edges:\t%s\n", edges)
 		}
 		fmt.Fprintf(tw, "Created:\t%s\n", day(l.CreatedAt))
 		fmt.Fprintf(tw, "Updated:\t%s\n", day(l.UpdatedAt))
@@ -79,6 +99,8 @@ values the documents and search filters accept. ID is a lib_ ID or a slug
 		fmt.Fprintf(tw, "Tags:\t%s\n", list(l.Tags))
 		return tw.Flush()
 	})
+	e = a.addExport(cmd, reflect.TypeFor[api.Library](), false)
+	return cmd
 }
 
 func list(s []string) string {
@@ -92,57 +114,59 @@ func list(s []string) string {
 // document counts.
 func (a *app) labelsCmd(kind string) *cobra.Command {
 	one := map[string]string{"tags": "tag", "categories": "category", "applications": "application"}[kind]
-	return a.command(&cobra.Command{
+	var e *export
+	cmd := a.command(&cobra.Command{
 		Use:   kind + " LIBRARY",
 		Short: fmt.Sprintf("List a library's %s with their document counts", kind),
 		Long: fmt.Sprintf(`Lists the %s used by a library's documents, with how many documents use
 each (GET /libraries/{id}/%s). The names are the values that
 'doclib documents --%s' and 'doclib search --%s' accept.`, kind, kind, one, one),
 		Example: fmt.Sprintf(`  doclib %s it-operations
-  doclib %s lib_finance --json`, kind, kind),
+  doclib %s lib_finance --json name --jq '.[].name'`, kind, kind),
 		Args:              oneArg("a library ID or slug"),
 		ValidArgsFunction: a.completeLibraries,
 	}, func(ctx context.Context, c *client.Client, args []string) error {
 		var labels []api.Label
-		var v any
 		switch kind {
 		case "tags":
 			r, err := c.Tags(ctx, args[0])
 			if err != nil {
 				return err
 			}
-			v, labels = r, r.Tags
+			labels = r.Tags
 		case "categories":
 			r, err := c.Categories(ctx, args[0])
 			if err != nil {
 				return err
 			}
-			v, labels = r, r.Categories
+			labels = r.Categories
 		default:
 			r, err := c.Applications(ctx, args[0])
 			if err != nil {
 				return err
 			}
-			v, labels = r, r.Applications
+			labels = r.Applications
 		}
-		if a.json {
-			return a.printJSON(v)
+		if e.on() {
+			return e.write(a.stdout, labels)
 		}
 		if len(labels) == 0 {
-			fmt.Fprintf(a.stdout, "The library's documents use no %s.\n", kind)
+			a.note("The library's documents use no %s.", kind)
 			return nil
 		}
-		tw := table(a.stdout)
-		fmt.Fprintf(tw, "%s\tDOCUMENTS\n", strings.ToUpper(one))
+		t := a.rows(strings.ToUpper(one), "DOCUMENTS")
 		for _, l := range labels {
-			fmt.Fprintf(tw, "%s\t%d\n", render.Clean(l.Name), l.DocumentCount)
+			t.row(render.Clean(l.Name), l.DocumentCount)
 		}
-		return tw.Flush()
+		return t.done()
 	})
+	e = a.addExport(cmd, reflect.TypeFor[api.Label](), true)
+	return cmd
 }
 
 func (a *app) graphCmd() *cobra.Command {
 	var format string
+	var e *export
 	cmd := a.command(&cobra.Command{
 		Use:   "graph LIBRARY",
 		Short: "Show a library's graph of documents and edges (text tree or Graphviz DOT)",
@@ -155,7 +179,7 @@ edges; the output says when it was truncated.
 data edges dotted.`,
 		Example: `  doclib graph it-operations
   doclib graph lib_it --format dot > it.dot && dot -Tsvg it.dot -o it.svg
-  doclib graph lib_it --json | jq '.edges | length'`,
+  doclib graph lib_it --json edges --jq '.edges | length'`,
 		Args:              oneArg("a library ID or slug"),
 		ValidArgsFunction: a.completeLibraries,
 	}, func(ctx context.Context, c *client.Client, args []string) error {
@@ -164,8 +188,8 @@ data edges dotted.`,
 			return err
 		}
 		switch {
-		case a.json:
-			return a.printJSON(g)
+		case e.on():
+			return e.write(a.stdout, g)
 		case format == "dot":
 			render.GraphDOT(a.stdout, g, args[0])
 		default:
@@ -179,11 +203,12 @@ data edges dotted.`,
 		switch {
 		case format != "tree" && format != "dot":
 			return usageError{fmt.Errorf("--format must be tree or dot, not %q", format)}
-		case format == "dot" && a.json:
+		case format == "dot" && e.on():
 			return usageError{fmt.Errorf("choose --json or --format dot, not both")}
 		}
 		return nil
 	}
+	e = a.addExport(cmd, reflect.TypeFor[api.Graph](), false)
 	return cmd
 }
 

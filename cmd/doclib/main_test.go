@@ -72,6 +72,9 @@ type cli struct {
 	transport http.RoundTripper
 	// secrets are extra strings that must never be printed.
 	secrets []string
+	// piped runs the program as if stdout were a pipe; by default it is a
+	// terminal.
+	piped bool
 }
 
 func newCLI(t *testing.T, url, key string) *cli {
@@ -96,7 +99,8 @@ func (c *cli) runCtx(ctx context.Context, args ...string) result {
 	c.t.Helper()
 	var out, errb syncBuffer
 	a := &app{getenv: func(k string) string { return c.env[k] }, stdin: c.stdin, stdout: &out, stderr: &errb,
-		userConfigDir: func() (string, error) { return c.configDir, nil }, sleep: c.sleep, transport: c.transport}
+		userConfigDir: func() (string, error) { return c.configDir, nil }, sleep: c.sleep, transport: c.transport,
+		isTerminal: func(io.Writer) bool { return !c.piped }}
 	code := a.run(ctx, args)
 	r := result{code, out.String(), errb.String()}
 	noKeys(c.t, r, c.secrets...)
@@ -121,6 +125,23 @@ func (c *cli) ok(args ...string) string {
 		c.t.Fatalf("doclib %s: %s", strings.Join(args, " "), r)
 	}
 	return r.stdout
+}
+
+// every runs a command with --json and every field that --json alone lists,
+// so its output is the API's items (or object) whole.
+func (c *cli) every(args ...string) string {
+	c.t.Helper()
+	r := c.run(append(args, "--json")...)
+	if r.code != exitUsage || !strings.HasPrefix(r.stderr, "doclib: Specify one or more comma-separated fields for --json:\n") {
+		c.t.Fatalf("doclib %s --json does not list the fields: %s", strings.Join(args, " "), r)
+	}
+	var fields []string
+	for _, l := range strings.Split(r.stderr, "\n") {
+		if f, ok := strings.CutPrefix(l, "  "); ok {
+			fields = append(fields, f)
+		}
+	}
+	return c.ok(append(args, "--json", strings.Join(fields, ","))...)
 }
 
 // syncBuffer is a buffer safe for a writer and a reader at once (the MCP

@@ -18,10 +18,24 @@ const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"pro
 // server must answer with the configuration's client and write nothing but
 // MCP messages to stdout.
 func TestMCPOverStdio(t *testing.T) {
+	call, stop := startMCP(t, mapEnv{"DOCLIB_URL": apiSrv.URL, "DOCLIB_API_KEY": full})
+	res := call(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_libraries","arguments":{}}}`)
+	if raw, _ := json.Marshal(res); !strings.Contains(string(raw), "lib_it") {
+		t.Errorf("list_libraries did not reach the API: %s", raw)
+	}
+	stop()
+}
+
+// startMCP runs `doclib mcp` on pipes and completes the handshake. call
+// sends one message and, for a request, returns the answer; stop closes
+// stdin, as a client that goes away does, and checks the server ended
+// normally.
+func startMCP(t *testing.T, env mapEnv) (call func(string) map[string]any, stop func()) {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	var errb syncBuffer
-	a := &app{getenv: mapEnv{"DOCLIB_URL": apiSrv.URL, "DOCLIB_API_KEY": full}.get, stdin: inR, stdout: outW, stderr: &errb,
+	a := &app{getenv: env.get, stdin: inR, stdout: outW, stderr: &errb,
 		userConfigDir: func() (string, error) { return t.TempDir(), nil }}
 	done := make(chan int, 1)
 	go func() {
@@ -29,7 +43,7 @@ func TestMCPOverStdio(t *testing.T) {
 		outW.Close()
 	}()
 	lines := bufio.NewReader(outR)
-	call := func(msg string) map[string]any {
+	call = func(msg string) map[string]any {
 		t.Helper()
 		if _, err := io.WriteString(inW, msg+"\n"); err != nil {
 			t.Fatal(err)
@@ -52,20 +66,20 @@ func TestMCPOverStdio(t *testing.T) {
 		t.Fatalf("initialize: %v", init)
 	}
 	call(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	res := call(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_libraries","arguments":{}}}`)
-	if raw, _ := json.Marshal(res); !strings.Contains(string(raw), "lib_it") {
-		t.Errorf("list_libraries did not reach the API: %s", raw)
-	}
-	inW.Close() // the client goes away: the server ends normally
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Errorf("exit %d\n%s", code, errb.String())
+	stop = func() {
+		t.Helper()
+		inW.Close()
+		select {
+		case code := <-done:
+			if code != 0 {
+				t.Errorf("exit %d\n%s", code, errb.String())
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("doclib mcp did not stop when stdin closed")
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("doclib mcp did not stop when stdin closed")
+		noKeys(t, result{0, "", errb.String()})
 	}
-	noKeys(t, result{0, "", errb.String()})
+	return call, stop
 }
 
 // mapEnv is an environment for getenv.
@@ -114,11 +128,28 @@ func TestMCPOverHTTP(t *testing.T) {
 	noKeys(t, result{0, out.String(), errb.String()})
 }
 
-func TestMCPNeedsAKey(t *testing.T) {
-	r := newCLI(t, apiSrv.URL, "").run("mcp")
-	if r.code != 2 || !strings.Contains(r.stderr, "no API key") {
-		t.Errorf("%s", r)
+// TestMCPWithoutAKey starts `doclib mcp` with no key anywhere: it serves,
+// lists its tools, and answers every call with how to set the key, so that
+// a desktop client shows that rather than "disconnected".
+func TestMCPWithoutAKey(t *testing.T) {
+	call, stop := startMCP(t, mapEnv{"DOCLIB_URL": apiSrv.URL})
+	list, _ := json.Marshal(call(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`))
+	for _, tool := range []string{"list_libraries", "search_documents", "get_document", "traverse_graph"} {
+		if !strings.Contains(string(list), `"name":"`+tool+`"`) {
+			t.Errorf("tools/list lacks %s: %s", tool, list)
+		}
 	}
+	for _, params := range []string{`{"name":"list_libraries","arguments":{}}`, `{"name":"search_documents","arguments":{"query":"reset password"}}`,
+		`{"name":"get_document","arguments":{"id":7}}`} {
+		res := call(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":` + params + `}`)
+		r, _ := res["result"].(map[string]any)
+		raw, _ := json.Marshal(res)
+		if r == nil || r["isError"] != true || !strings.Contains(string(raw), `missing_api_key: `) ||
+			!strings.Contains(string(raw), `\"env\": {\"DOCLIB_API_KEY\": \"YOUR_KEY\"}`) {
+			t.Errorf("%s: %s", params, raw)
+		}
+	}
+	stop()
 	if r := newCLI(t, apiSrv.URL, full).run("mcp", "--json"); r.code != 2 {
 		t.Errorf("%s", r)
 	}

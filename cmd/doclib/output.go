@@ -1,12 +1,13 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"text/tabwriter"
+	"time"
 
 	"golang.org/x/term"
 
@@ -16,22 +17,75 @@ import (
 	"github.com/doclib/doclib/shared/clients/client"
 )
 
-// printJSON writes an API answer as indented JSON, in the shape the API sent.
-func (a *app) printJSON(v any) error {
-	enc := json.NewEncoder(a.stdout)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false) // "Veeam Backup & Replication", not \u0026
-	return enc.Encode(v)
+// isTerminal says whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// rows writes a list: on a terminal an aligned table under its header; piped,
+// one line per row with its values separated by tabs, and no header, so
+// that cut, awk and sort read it. Values are cleaned of control characters
+// and tabs by the caller (render.Clean).
+type rows struct {
+	tw *tabwriter.Writer // nil when piped
+	w  io.Writer
+}
+
+func (a *app) rows(header ...string) *rows {
+	if !a.tty {
+		return &rows{w: a.stdout}
+	}
+	r := &rows{tw: tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)}
+	r.w = r.tw
+	fmt.Fprintln(r.w, strings.Join(header, "\t"))
+	return r
+}
+
+// row writes one row; a value is printed with %v.
+func (r *rows) row(values ...any) {
+	s := make([]string, len(values))
+	for i, v := range values {
+		s[i] = fmt.Sprint(v)
+	}
+	fmt.Fprintln(r.w, strings.Join(s, "\t"))
+}
+
+// done writes the aligned table.
+func (r *rows) done() error {
+	if r.tw != nil {
+		return r.tw.Flush()
+	}
+	return nil
 }
 
 // table aligns tab-separated columns; Flush writes them.
 func table(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0) }
+
+// note writes a line for people: on stdout at a terminal, on stderr when
+// stdout is piped, so that a program reading stdout gets only the data.
+func (a *app) note(format string, args ...any) {
+	w := a.stdout
+	if !a.tty {
+		w = a.stderr
+	}
+	fmt.Fprintf(w, format+"\n", args...)
+}
 
 func day(t api.Time) string {
 	if t.IsZero() {
 		return "-"
 	}
 	return t.UTC().Format("2006-01-02")
+}
+
+// day is a timestamp in a list: its date for people, the whole RFC 3339
+// time when piped.
+func (a *app) day(t api.Time) string {
+	if !a.tty && !t.IsZero() {
+		return t.UTC().Format(time.RFC3339)
+	}
+	return day(t)
 }
 
 func plural(n int, one, many string) string {
@@ -87,7 +141,7 @@ func (p *pageFlags) register(cmd *cobra.Command, max int) {
 	p.max = max
 	cmd.Flags().IntVar(&p.page, "page", 0, "page `N`, from 1 (the API's default: 1)")
 	cmd.Flags().IntVar(&p.size, "page-size", 0, fmt.Sprintf("`N` items per page, at most %d (the API's default: 20)", max))
-	cmd.Flags().BoolVar(&p.all, "all", false, fmt.Sprintf("walk every page and print every item, in pages of %d unless --page-size (with --json: one object of the API's shape holding every item)", max))
+	cmd.Flags().BoolVar(&p.all, "all", false, fmt.Sprintf("walk every page and print every item, in pages of %d unless --page-size (with --json: one array of every item)", max))
 }
 
 // check refuses values the client cannot send. The API validates the rest
@@ -165,7 +219,7 @@ func fetchPages[P any](a *app, p *pageFlags, fetch func(client.Page) (*P, error)
 // runs, when stderr is a terminal; called with (0, 0) it clears the line.
 func (a *app) progress() func(page, pages int) {
 	f, ok := a.stderr.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
+	if !ok || !isTerminal(f) {
 		return func(int, int) {}
 	}
 	shown := false

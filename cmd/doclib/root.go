@@ -71,11 +71,20 @@ type app struct {
 	// transport carries the requests; nil is http.DefaultTransport.
 	transport http.RoundTripper
 
+	// isTerminal says whether stdout is a terminal (people) rather than a
+	// pipe or a file (programs); nil checks for real.
+	isTerminal func(io.Writer) bool
+	// tty is what isTerminal said of stdout when the program started.
+	tty bool
+
 	// Global flags.
 	url, configFile, keyFile string
-	json, verbose            bool
+	verbose                  bool
 	timeout                  time.Duration
 	retries                  int
+
+	// exports are the --json and --jq flags of each command that has them.
+	exports map[*cobra.Command]*export
 
 	// set is what the configuration resolved to, once a command needed it.
 	set *resolved
@@ -88,6 +97,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 }
 
 func (a *app) run(ctx context.Context, args []string) int {
+	if a.isTerminal == nil {
+		a.isTerminal = isTerminal
+	}
+	a.tty = a.isTerminal(a.stdout)
 	out := &errWriter{w: a.stdout}
 	a.stdout = out
 	root := a.newRoot()
@@ -121,9 +134,16 @@ The config file is doclib/config.json in your user config directory
   {"url": "https://api.example.com", "apiKey": "YOUR_KEY"}
 Keep it private (chmod 600): doclib warns when others can read a file holding a key.
 
-Output is text for people. --json prints the API's JSON answer instead, indented;
-with --all, one object of the same shape holding every item, with page 1 and
-pageSize the number of items.
+Output is for people when stdout is a terminal: aligned tables with headers,
+page footers and hints. Piped or redirected, the lists (libraries, tags,
+categories, applications, documents, search) print one item per line, its
+values separated by tabs, with no header, footer or hint, and notes go to
+stderr; library prints "field:<tab>value" lines. A document, graph, walk or
+recording reads the same either way.
+--json FIELDS prints JSON instead, as gh does: the named fields of each item
+(an array) or of the one object a command shows; --json alone lists a
+command's fields, and --jq EXPR filters the JSON with a jq expression. With
+--all the array holds the items of every page.
 
 Exit codes:
   0    success
@@ -145,18 +165,28 @@ func (a *app) newRoot() *cobra.Command {
   doclib document doc_it_001
   doclib search reset a password
   doclib graph lib_it --format dot | dot -Tsvg -o it.svg
-  doclib --json libraries | jq '.libraries[].id'`,
+  doclib libraries --json id,name --jq '.[].id'`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		if fields := a.noFields(cmd, err); fields != nil {
+			return fields
+		}
+		return usageError{flagError(err)}
+	})
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		if e := a.exports[cmd]; e != nil {
+			return e.check()
+		}
+		return nil
+	}
 	f := root.PersistentFlags()
 	f.StringVar(&a.url, "url", "", "API base `URL` (env "+settings.EnvURL+"; default http://127.0.0.1:8080)")
 	f.StringVar(&a.configFile, "config", "", "config `FILE` (default doclib/config.json in the user config directory)")
 	f.StringVar(&a.keyFile, "api-key-file", "", "read the API key from `FILE` (else env "+settings.EnvAPIKey+", else the config file)")
-	f.BoolVar(&a.json, "json", false, "print the API's JSON instead of text")
 	f.DurationVar(&a.timeout, "timeout", client.DefaultTimeout, "time limit of each request")
 	f.IntVar(&a.retries, "retries", client.DefaultMaxRetries, "retries after a rate limit (waiting its Retry-After), a server error or a network failure")
 	f.BoolVarP(&a.verbose, "verbose", "v", false, "print the configuration's sources and each request to stderr (never the key)")

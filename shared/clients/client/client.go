@@ -15,15 +15,18 @@ package client
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/doclib/doclib/shared/api"
@@ -233,7 +236,7 @@ func (c *Client) attempt(ctx context.Context, u string, out any) (time.Duration,
 	}
 	if resp.StatusCode == http.StatusOK {
 		if err := json.Unmarshal(body, out); err != nil {
-			return -1, fmt.Errorf("client: the answer of %s is not the JSON expected: %w", redact(u), err)
+			return -1, &AnswerError{URL: redact(u), Err: err}
 		}
 		return -1, nil
 	}
@@ -259,6 +262,20 @@ func (c *Client) attempt(ctx context.Context, u string, out any) (time.Duration,
 	return -1, apiErr
 }
 
+// AnswerError is a 200 answer that is not the JSON a doclib API sends: the
+// URL points at another server, or a proxy answered in its place. Its
+// message says so in words; Unwrap gives the decoder's error.
+type AnswerError struct {
+	URL string
+	Err error
+}
+
+func (e *AnswerError) Error() string {
+	return fmt.Sprintf("the answer from %s is not what a doclib API sends; check that the URL is the API's base URL and that no proxy answers in its place", e.URL)
+}
+
+func (e *AnswerError) Unwrap() error { return e.Err }
+
 // NetworkError is a request that got no answer (refused, reset, timed out).
 type NetworkError struct {
 	URL string
@@ -266,7 +283,41 @@ type NetworkError struct {
 }
 
 func (e *NetworkError) Error() string {
-	return fmt.Sprintf("cannot reach the API at %s: %v", e.URL, e.Err)
+	return fmt.Sprintf("cannot reach the API at %s: %s", e.URL, e.Reason())
+}
+
+// Reason says in plain words why the API could not be reached, for a
+// person or an agent to act on: never Go's own text ("dial tcp …",
+// "context deadline exceeded"). Unwrap gives the cause for programs.
+func (e *NetworkError) Reason() string {
+	var dns *net.DNSError
+	var cert *tls.CertificateVerificationError
+	var record tls.RecordHeaderError
+	var ne net.Error
+	switch {
+	case errors.Is(e.Err, context.DeadlineExceeded) || errors.As(e.Err, &ne) && ne.Timeout():
+		return "it did not answer in time"
+	case errors.As(e.Err, &dns):
+		return fmt.Sprintf("the host name %q is not known", dns.Name)
+	case errors.Is(e.Err, syscall.ECONNREFUSED):
+		return "nothing is listening there (connection refused)"
+	case errors.Is(e.Err, syscall.ECONNRESET), errors.Is(e.Err, io.EOF), errors.Is(e.Err, io.ErrUnexpectedEOF):
+		return "the connection closed before the API answered"
+	case errors.As(e.Err, &cert):
+		return "its TLS certificate is not trusted on this machine"
+	case errors.As(e.Err, &record):
+		return "it does not speak HTTPS there; try http://"
+	}
+	// The innermost cause is the system's own words ("connection reset by
+	// peer", "network is unreachable"), without the Go call that failed.
+	inner := e.Err
+	for u := errors.Unwrap(inner); u != nil; u = errors.Unwrap(inner) {
+		inner = u
+	}
+	if inner == nil {
+		return "the connection failed"
+	}
+	return "the connection failed: " + strings.TrimPrefix(inner.Error(), "connect: ")
 }
 
 func (e *NetworkError) Unwrap() error { return e.Err }

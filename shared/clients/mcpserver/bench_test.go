@@ -28,7 +28,7 @@ func benchSession(b *testing.B, key string) (*mcp.ClientSession, *client.Client)
 	}
 	st, ct := mcp.NewInMemoryTransports()
 	ctx := context.Background()
-	ss, err := newServer(c, "bench", slog.New(slog.DiscardHandler)).Connect(ctx, st, nil)
+	ss, err := newServer(c, "bench", slog.New(slog.DiscardHandler), "").Connect(ctx, st, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -34,11 +34,11 @@ func (t *tools) toolError(ctx context.Context, tool string, err error) error {
 		t.log.InfoContext(ctx, "mcp: tool call refused by the API", "tool", tool, "status", apiErr.Status,
 			"code", apiErr.Code, "requestId", apiErr.RequestID)
 	case errors.As(err, &netErr):
-		msg = "api_unreachable: " + netErr.Error() +
+		msg = "api_unreachable: " + netErr.Error() + "." +
 			"\nIs the doclib API running, and does DOCLIB_URL point at it? Retry once it is reachable."
 		t.log.WarnContext(ctx, "mcp: API unreachable", "tool", tool, "error", err)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		msg = "cancelled: the call was cancelled or timed out before the API answered (" + err.Error() + ")"
+		msg = "cancelled: the call was cancelled or timed out before the API answered; call again if it is still needed"
 	default:
 		msg = "error: " + strings.TrimPrefix(err.Error(), "client: ")
 		t.log.WarnContext(ctx, "mcp: tool call failed", "tool", tool, "error", err)
@@ -48,32 +48,54 @@ func (t *tools) toolError(ctx context.Context, tool string, err error) error {
 
 // toolFailure is an error a tool handler returned, already written for the
 // agent; any other error in a tool result comes from the SDK itself (see
-// codeArgumentErrors).
+// callErrors).
 type toolFailure struct{ msg string }
 
 func (e *toolFailure) Error() string { return e.msg }
 
-// codeArgumentErrors gives the SDK's own tool errors, which refuse arguments
-// that do not match the input schema before a handler runs, the same shape
-// as the API's: a code first (bad_request, as the API would have answered),
-// then the SDK's sentence naming the argument.
-func codeArgumentErrors(next mcp.MethodHandler) mcp.MethodHandler {
+// callErrors answers tool calls that cannot run with a tool error in the
+// API's shape (a code, then what to do): every call while the server has no
+// API key, and arguments that do not fit the tool's input schema, named in
+// words before anything is sent. A refusal by the SDK itself (what the check
+// here did not foresee) is reworded without the validator's internals.
+func (t *tools) callErrors(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		call, isCall := req.(*mcp.CallToolRequest)
+		if isCall && call.Params != nil {
+			if t.unavailable != "" {
+				if _, known := t.inputs[call.Params.Name]; known {
+					return errorResult(t.unavailable), nil
+				}
+			}
+			if s := t.inputs[call.Params.Name]; s != nil {
+				if probs := argumentProblems(s, call.Params.Arguments); len(probs) > 0 {
+					t.log.InfoContext(ctx, "mcp: arguments refused", "tool", call.Params.Name, "problems", probs)
+					return errorResult("bad_request: " + strings.Join(probs, "; ") +
+						".\nFix the argument it names and call again; nothing was sent to the API."), nil
+				}
+			}
+		}
 		res, err := next(ctx, method, req)
 		r, ok := res.(*mcp.CallToolResult)
-		if err != nil || !ok || r == nil || !r.IsError || len(r.Content) != 1 {
+		if err != nil || !ok || r == nil || !r.IsError {
 			return res, err
 		}
 		var tf *toolFailure
 		if errors.As(r.GetError(), &tf) {
 			return res, err
 		}
-		if tc, ok := r.Content[0].(*mcp.TextContent); ok {
-			r.Content = []mcp.Content{&mcp.TextContent{Text: "bad_request: the arguments do not match the tool's input schema: " +
-				tc.Text + "\nFix the argument it names and call again; nothing was sent to the API."}}
-		}
+		t.log.WarnContext(ctx, "mcp: the SDK refused a call", "method", method, "error", r.GetError())
+		r.Content = []mcp.Content{&mcp.TextContent{Text: "bad_request: the arguments do not fit the tool's input schema; " +
+			"compare them with its inputSchema (names, types and bounds) and call again. Nothing was sent to the API."}}
 		return res, err
 	}
+}
+
+// errorResult is a tool error with text for the agent.
+func errorResult(text string) *mcp.CallToolResult {
+	r := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+	r.SetError(&toolFailure{msg: text})
+	return r
 }
 
 // hint says what an agent can do after an API error, where the code alone

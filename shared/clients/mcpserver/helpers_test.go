@@ -65,7 +65,7 @@ func connect(t *testing.T, a *apiServer, key string) *session {
 	t.Helper()
 	c := newClient(t, a.URL, key)
 	logs := &logBuffer{}
-	srv := newServer(c, "test", logs.logger())
+	srv := newServer(c, "test", logs.logger(), "")
 	st, ct := mcp.NewInMemoryTransports()
 	ctx := context.Background()
 	ss, err := srv.Connect(ctx, st, nil)

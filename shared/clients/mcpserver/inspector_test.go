@@ -248,12 +248,24 @@ func checkWithInspector(t *testing.T, bin string, target ...string) {
 		}{
 			{[]string{"--tool-name", "get_document", "--tool-arg", "id=doc_x"}, "not_found: "},
 			{[]string{"--tool-name", "search_documents", "--tool-arg", "query=a"}, "bad_request: "},
+			// Argument errors name the argument and what it takes, in words.
+			{[]string{"--tool-name", "search_documents", "--tool-arg", "query=reset password", "--tool-arg", "pageSize=500"},
+				"bad_request: pageSize must be a whole number from 1 to 100, not 500."},
+			{[]string{"--tool-name", "traverse_graph", "--tool-arg", "id=doc_it_001", "--tool-arg", "direction=sideways"},
+				`bad_request: direction must be one of outgoing, incoming, both, not "sideways".`},
+			{[]string{"--tool-name", "get_source_recordings", "--tool-arg", "id=doc_it_001", "--tool-arg", "extra=1"},
+				`bad_request: "extra" is not an argument of this tool; it takes id, page, pageSize.`},
 		} {
 			r := run(append([]string{"--method", "tools/call"}, tc.args...)...)
 			var res inspectorResult
 			r.decode(t, &res)
 			if r.exit == 0 || !res.IsError || !strings.HasPrefix(res.text(), tc.want) {
 				t.Errorf("%v: exit %d, isError %v, text %q; want a tool error starting %q", tc.args, r.exit, res.IsError, res.text(), tc.want)
+			}
+			for _, bad := range internals {
+				if strings.Contains(res.text(), bad) {
+					t.Errorf("%v: %q shows %q", tc.args, res.text(), bad)
+				}
 			}
 		}
 	})
@@ -289,6 +301,30 @@ func TestInspectorOverStdioWithDoclibMCP(t *testing.T) {
 	a := newAPI(t)
 	// The inspector passes the child only a default environment and these.
 	checkWithInspector(t, bin, "-e", "DOCLIB_URL="+a.URL, "-e", "DOCLIB_API_KEY="+keyFull, doclib, "mcp")
+
+	// Without a key it still serves: the tools are listed, and every call
+	// says which variable to set and where.
+	t.Run("no API key", func(t *testing.T) {
+		r := runInspector(t, bin, "-e", "DOCLIB_URL="+a.URL, doclib, "mcp", "--method", "tools/list")
+		var list struct {
+			Tools []struct {
+				Name string `json:"name"`
+			} `json:"tools"`
+		}
+		r.decode(t, &list)
+		if r.exit != 0 || len(list.Tools) != len(toolNames) {
+			t.Fatalf("tools/list without a key: exit %d, %d tools\n%s", r.exit, len(list.Tools), r.stderr)
+		}
+		for _, tool := range []string{"list_libraries", "get_document"} {
+			r := runInspector(t, bin, "-e", "DOCLIB_URL="+a.URL, doclib, "mcp", "--method", "tools/call", "--tool-name", tool, "--tool-arg", "id=doc_it_001")
+			var res inspectorResult
+			r.decode(t, &res)
+			if !res.IsError || !strings.HasPrefix(res.text(), "missing_api_key: ") ||
+				!strings.Contains(res.text(), `"env": {"DOCLIB_API_KEY": "YOUR_KEY"}`) {
+				t.Errorf("%s without a key: isError %v, %q", tool, res.IsError, res.text())
+			}
+		}
+	})
 
 	// Scope holds through the whole chain.
 	r := runInspector(t, bin, "-e", "DOCLIB_URL="+a.URL, "-e", "DOCLIB_API_KEY="+keyOneLibrary, doclib, "mcp",

@@ -34,15 +34,19 @@ const (
 // Over stdio nothing but MCP messages is written to Stdout: diagnostics go to
 // o.Logger. A ctx that ends is a normal shutdown, not an error.
 func Run(ctx context.Context, o Options) error {
-	if o.Client == nil {
+	if o.Client == nil && o.Unavailable == "" {
 		return errors.New("mcpserver: no API client")
 	}
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := newServer(o.Client, o.Version, log)
-	log.Info("mcp: starting", "version", o.Version, "api", o.Client.BaseURL())
+	s := newServer(o.Client, o.Version, log, o.Unavailable)
+	if o.Unavailable != "" {
+		log.Warn("mcp: starting without access to the API; every tool call will answer: " + o.Unavailable)
+	} else {
+		log.Info("mcp: starting", "version", o.Version, "api", o.Client.BaseURL())
+	}
 	if o.HTTPAddr != "" {
 		return serveHTTP(ctx, s, o.HTTPAddr, log)
 	}

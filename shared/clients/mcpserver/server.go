@@ -18,6 +18,7 @@ import (
 	"io"
 	"log/slog"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/doclib/doclib/shared/clients/client"
@@ -39,11 +40,13 @@ Errors come back as tool errors starting with the API's code (not_found, forbidd
 // New returns the MCP server with doclib's tools, calling the API through c.
 // version is the program's version, reported to clients.
 func New(c *client.Client, version string) *mcp.Server {
-	return newServer(c, version, nil)
+	return newServer(c, version, nil, "")
 }
 
-// newServer is New with a logger for diagnostics (nil discards them).
-func newServer(c *client.Client, version string, logger *slog.Logger) *mcp.Server {
+// newServer is New with a logger for diagnostics (nil discards them). When
+// unavailable is set, the server lists its tools but answers every call
+// with that text as a tool error (and c may be nil).
+func newServer(c *client.Client, version string, logger *slog.Logger, unavailable string) *mcp.Server {
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -52,8 +55,8 @@ func newServer(c *client.Client, version string, logger *slog.Logger) *mcp.Serve
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: Name, Title: "doclib document libraries", Version: version},
 		&mcp.ServerOptions{Instructions: instructions, Logger: logger})
-	s.AddReceivingMiddleware(codeArgumentErrors)
-	t := &tools{c: c, log: logger}
+	t := &tools{c: c, log: logger, inputs: map[string]*jsonschema.Schema{}, unavailable: unavailable}
+	s.AddReceivingMiddleware(t.callErrors)
 	t.addLibraryTools(s)
 	t.addSearchTool(s)
 	t.addDocumentTools(s)
@@ -66,6 +69,10 @@ func newServer(c *client.Client, version string, logger *slog.Logger) *mcp.Serve
 type tools struct {
 	c   *client.Client
 	log *slog.Logger
+	// inputs are the tools' input schemas, by name (see addTool).
+	inputs map[string]*jsonschema.Schema
+	// unavailable, when set, is the answer to every tool call.
+	unavailable string
 }
 
 // readOnly marks every tool: none changes anything (a search spends credit,

@@ -346,43 +346,6 @@ func TestSearchWithoutAICredit(t *testing.T) {
 	}
 }
 
-// The SDK validates arguments against the input schema before the handler
-// runs: a bad argument is a tool error, and the API never hears of it.
-func TestSchemaRejectsBadArgumentsBeforeTheAPI(t *testing.T) {
-	a := newAPI(t)
-	s := connect(t, a, keyFull)
-	before := a.Requests()
-	for _, tc := range []struct {
-		tool string
-		args map[string]any
-		want string
-	}{
-		{"search_documents", map[string]any{"query": "a"}, "query"},
-		{"search_documents", map[string]any{"query": strings.Repeat("x", 513)}, "query"},
-		{"search_documents", map[string]any{}, "query"},
-		{"search_documents", map[string]any{"query": "reset password", "pageSize": 101}, "pageSize"},
-		{"search_documents", map[string]any{"query": "reset password", "page": 0}, "page"},
-		{"search_documents", map[string]any{"q": "reset password"}, "q"},
-		{"traverse_graph", map[string]any{"id": "doc_it_001", "depth": 4}, "depth"},
-		{"traverse_graph", map[string]any{"id": "doc_it_001", "direction": "sideways"}, "direction"},
-		{"get_source_recordings", map[string]any{"id": "doc_it_001", "pageSize": 51}, "pageSize"},
-		{"get_library", map[string]any{"library": "lib_it", "include": []string{"edges"}}, "include"},
-		{"get_document", map[string]any{"id": 7}, "id"},
-	} {
-		msg := s.toolErr(tc.tool, tc.args)
-		if !strings.HasPrefix(msg, "bad_request: ") || !strings.Contains(msg, tc.want) {
-			t.Errorf("%s(%v): %q does not name %s", tc.tool, tc.args, msg, tc.want)
-		}
-	}
-	if n := a.Requests() - before; n != 0 {
-		t.Errorf("the API got %d requests for arguments the schema refuses", n)
-	}
-	// What only the API can judge comes back as its own error.
-	if msg := s.toolErr("search_documents", map[string]any{"query": "reset password", "libraryId": "it-operations"}); !strings.HasPrefix(msg, "bad_request: ") {
-		t.Errorf("libraryId by slug: %q", msg)
-	}
-}
-
 func TestAPIUnreachable(t *testing.T) {
 	a := newAPI(t)
 	url := a.URL

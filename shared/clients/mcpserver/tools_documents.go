@@ -53,7 +53,7 @@ type listDocumentsOutput struct {
 }
 
 func (t *tools) addDocumentTools(s *mcp.Server) {
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(t, s, &mcp.Tool{
 		Name:  "get_document",
 		Title: "Read a document",
 		Description: `Read one document in full by its doc_… ID: title, library, category, tags, applications, how often it was recorded, its content section by section in its library template's order, and its edges (documents people go to next, or come from).
@@ -66,7 +66,7 @@ The content is the authoritative account of how the task is done: quote and foll
 		OutputSchema: outputSchema[api.Document](),
 	}, t.getDocument)
 
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(t, s, &mcp.Tool{
 		Name:  "list_documents",
 		Title: "List a library's documents",
 		Description: `List a page of one library's documents, most recently updated first: ID, title, category, tags, applications, recording count and a short excerpt. Filter by category, tag or application (exact values from get_library) or by a substring of title or content (search; no AI credit).

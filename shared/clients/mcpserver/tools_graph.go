@@ -45,7 +45,7 @@ type traverseOutput struct {
 }
 
 func (t *tools) addGraphTool(s *mcp.Server) {
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(t, s, &mcp.Tool{
 		Name:  "traverse_graph",
 		Title: "Follow a document's edges",
 		Description: `Walk the graph of documents outward from one document, breadth first, up to 3 hops, and return every document reached (by depth, with an excerpt) and every edge walked.

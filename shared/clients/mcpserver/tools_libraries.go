@@ -34,7 +34,7 @@ type getLibraryOutput struct {
 var labelKinds = []string{"tags", "categories", "applications"}
 
 func (t *tools) addLibraryTools(s *mcp.Server) {
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(t, s, &mcp.Tool{
 		Name:  "list_libraries",
 		Title: "List libraries",
 		Description: `List every document library this API key can see: ID (lib_…), name, description, document count, and the categories and tags its documents use.
@@ -45,7 +45,7 @@ Call this first to learn the library IDs that list_documents, get_library and se
 		OutputSchema: outputSchema[api.LibraryList](),
 	}, t.listLibraries)
 
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(t, s, &mcp.Tool{
 		Name:  "get_library",
 		Title: "Get a library and its labels",
 		Description: `Get one library by its lib_… ID (or by a slug the user gave you), with its edge count and its tags, categories and applications, each with how many documents carry it.

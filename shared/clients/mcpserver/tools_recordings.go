@@ -22,7 +22,7 @@ type recordingsInput struct {
 }
 
 func (t *tools) addRecordingsTool(s *mcp.Server) {
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(t, s, &mcp.Tool{
 		Name:  "get_source_recordings",
 		Title: "Read the recordings behind a document",
 		Description: `Read the shared recordings a document was written from: each recording's title, status, date, its question-and-answer pairs (why things were done) and its step timeline. Use it for detail or context the document leaves out.

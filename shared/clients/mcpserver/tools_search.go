@@ -17,7 +17,7 @@ import (
 // searchInput is a search: a query and optional filters.
 type searchInput struct {
 	Query       string `json:"query" jsonschema:"what you are looking for, in words (2 to 512 characters), e.g. reset a user's password"`
-	LibraryID   string `json:"libraryId,omitempty" jsonschema:"search one library only, by its lib_… ID (not a slug)"`
+	LibraryID   string `json:"libraryId,omitempty" jsonschema:"search one library only, by its lib_… ID (a library slug the user gives you works too)"`
 	Category    string `json:"category,omitempty" jsonschema:"keep only this category (a name from the facets or get_library)"`
 	Tag         string `json:"tag,omitempty" jsonschema:"keep only this tag"`
 	Application string `json:"application,omitempty" jsonschema:"keep only documents that use this application"`
@@ -55,12 +55,12 @@ type searchOutput struct {
 }
 
 func (t *tools) addSearchTool(s *mcp.Server) {
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(t, s, &mcp.Tool{
 		Name:  "search_documents",
 		Title: "Search documents",
 		Description: `Hybrid search (word match + meaning match) across every library this API key can see, ranked best first. Each hit has its ID, title, library, signals, score, semanticSimilarity and a short excerpt; facets break the matches down by library, category, tag and application.
 
-Each call spends one AI credit of the workspace, so prefer one well-worded query with a larger pageSize over many calls. Narrow with libraryId (a lib_… ID), category, tag or application, using values from the facets.
+Each call spends one AI credit of the workspace, so prefer one well-worded query with a larger pageSize over many calls. Narrow with libraryId (a lib_… ID, or a slug the user gave), category, tag or application, using values from the facets.
 
 If lowConfidence is true, nothing matched well: the hits are the most active documents, given as suggestions, NOT as matches. Do not present them as an answer; reword the query or narrow it as the guidance says. Search never returns an empty list unless the key sees no document.
 
@@ -75,6 +75,15 @@ Read a hit in full with get_document before relying on it: the document's conten
 }
 
 func (t *tools) search(ctx context.Context, _ *mcp.CallToolRequest, in searchInput) (*mcp.CallToolResult, *searchOutput, error) {
+	if in.LibraryID != "" && !strings.HasPrefix(in.LibraryID, "lib_") {
+		// The API's libraryId takes only an ID; every other tool takes a
+		// slug too, so resolve it the way they do.
+		l, err := t.c.Library(ctx, in.LibraryID)
+		if err != nil {
+			return nil, nil, t.toolError(ctx, "search_documents", err)
+		}
+		in.LibraryID = l.ID
+	}
 	res, err := t.c.Search(ctx, client.SearchParams{
 		Page:  client.Page{Page: in.Page, PageSize: in.PageSize},
 		Query: in.Query, LibraryID: in.LibraryID, Category: in.Category, Tag: in.Tag, Application: in.Application,
