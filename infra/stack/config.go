@@ -38,12 +38,11 @@ const (
 
 // DefaultSearchMemoryMB is the search function's memory in the embedded tier
 // when searchMemoryMb is not given. It comes from docs/performance.md's
-// figures: the embedded index of 100,000 documents takes 245 MiB (the store,
-// 321 MiB more there, stays in DynamoDB here), and the function holds the
-// index it serves beside a newer snapshot it is loading, with the Go heap's
-// headroom on both; Lambda also gives CPU in proportion to memory (a whole
-// vCPU at 1,769 MB), and the search's dot products use every core it has.
-// To be set again from measurements of the function itself.
+// measurements of the function under the runtime emulator ("Embedded search
+// tier"): at 25,000 documents, the most the tier is advised for, the index
+// peaks under 1 GB while a newer snapshot is loaded beside the one in
+// service, so 2,048 MB leaves the Go heap its headroom; Lambda also gives CPU
+// in proportion to memory (1.16 vCPUs here), which init and the swap use.
 const DefaultSearchMemoryMB = 2048
 
 // Config is one customer's stack, read from the CDK context (`cdk deploy -c

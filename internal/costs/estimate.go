@@ -74,7 +74,7 @@ var Assumed = Assumptions{
 	AlarmsDomain:    22,
 	AlarmsEmbedded:  15,
 	TableGB:         1,
-	SnapshotMB:      60,
+	SnapshotMB:      78,
 	SnapshotsKept:   5,
 	LogRetentionMon: 3,
 
@@ -88,13 +88,13 @@ var Assumed = Assumptions{
 	LedgerWrites:      1,
 	QueryTokens:       8,
 	SearchDomain:      Function{MemoryMB: 1024, DurationMS: 100, InitMS: 300},
-	SearchEmbedded:    Function{MemoryMB: 2048, DurationMS: 90, InitMS: 2000},
+	SearchEmbedded:    Function{MemoryMB: 2048, DurationMS: 90, InitMS: 1500},
 	PointerGetsPerHit: 0.2,
 
 	ChangesPerSnapshot: 50,
 	PutsPerSnapshot:    7,
 	SnapshotWriteMS:    1500,
-	IndexerMemoryMB:    1024,
+	IndexerMemoryMB:    3008,
 	DocTokens:          350,
 	ItemsPerDoc:        9,
 }
