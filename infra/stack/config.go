@@ -2,13 +2,13 @@ package stack
 
 import (
 	"fmt"
-
-	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"math"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
 
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/aws/lambdaapp"
@@ -90,6 +90,13 @@ type Config struct {
 	LogRetentionDays int
 	// AlarmEmail, when set, subscribes to the alarms' SNS topic.
 	AlarmEmail string
+	// AccountHelp, when set, is the sentence the API's 401, 402 and 403
+	// answers end with, "{action}" standing for the step
+	// (doclib.ParseAccountHelp; the functions' DOCLIB_ACCOUNT_HELP): for a
+	// deployment with a product in front of it, which says where its users
+	// do what. Unset, the functions say to ask the deployment's
+	// administrator.
+	AccountHelp string
 	// UsagePlans puts every key in its tier's API Gateway usage plan, a
 	// backstop behind the function's exact per-key limit. False leaves the
 	// limit to the function alone and spends no usage plan or API key of the
@@ -154,6 +161,7 @@ const (
 	KeyAlarmEmail             = "alarmEmail"
 	KeyRetain                 = "retain"
 	KeyUsagePlans             = "usagePlans"
+	KeyAccountHelp            = "accountHelp"
 )
 
 // The domain's name is doclib-<customer> and may have 28 characters; a
@@ -280,6 +288,10 @@ func ParseConfig(get func(key string) any) (Config, error) {
 			return fmt.Errorf("use an e-mail address, or leave it out for alarms without notifications")
 		}
 		return nil
+	})
+	p.str(KeyAccountHelp, &c.AccountHelp, func(v string) error {
+		_, err := doclib.ParseAccountHelp(v)
+		return err
 	})
 	p.bool(KeyRetain, &c.Retain)
 	p.bool(KeyUsagePlans, &c.UsagePlans)

@@ -37,13 +37,19 @@ func New(scope constructs.Construct, cfg Config, bins Binaries) (awscdk.Stack, e
 	search := newSearch(s, cfg, roles[lambdaapp.FunctionSearch], []awsiam.IRole{roles[lambdaapp.FunctionIndexer], operator}, cfg.retention())
 
 	base := map[string]*string{settings.EnvTable: table.TableName()}
+	// The functions that answer the API's requests end 401, 402 and 403
+	// with the deployment's account help; unset, with their default.
+	answers := map[string]*string{}
+	if cfg.AccountHelp != "" {
+		answers[settings.EnvAccountHelp] = jsii.String(cfg.AccountHelp)
+	}
 	envs := map[string]map[string]*string{
-		lambdaapp.FunctionLibraries: merge(base, envLimits(cfg)),
-		lambdaapp.FunctionDocuments: merge(base, envLimits(cfg)),
-		lambdaapp.FunctionSearch:    merge(base, envLimits(cfg), envSearch(cfg, search)),
+		lambdaapp.FunctionLibraries: merge(base, envLimits(cfg), answers),
+		lambdaapp.FunctionDocuments: merge(base, envLimits(cfg), answers),
+		lambdaapp.FunctionSearch:    merge(base, envLimits(cfg), envSearch(cfg, search), answers),
 		// The customer is part of every usage identifier the authorizer
 		// returns, as in the indexer's EnvUsagePlans.
-		lambdaapp.FunctionAuthorizer: merge(base, map[string]*string{settings.EnvCustomer: jsii.String(cfg.Customer)}),
+		lambdaapp.FunctionAuthorizer: merge(base, map[string]*string{settings.EnvCustomer: jsii.String(cfg.Customer)}, answers),
 		// EnvUsagePlans is added once the API exists.
 		lambdaapp.FunctionIndexer: merge(base, envSearch(cfg, search)),
 	}

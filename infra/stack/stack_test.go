@@ -810,3 +810,24 @@ func TestWithoutUsagePlans(t *testing.T) {
 		t.Error("a UsagePlans output without plans")
 	}
 }
+
+// TestAccountHelp: accountHelp reaches the functions that answer the API's
+// requests, and only them; without it no function is given the variable, so
+// that each keeps its default sentence.
+func TestAccountHelp(t *testing.T) {
+	const help = "In the Acme app, {action}."
+	s := synth(t, map[string]any{KeyAccountHelp: help, KeySearch: SearchEmbedded})
+	for _, name := range lambdaapp.Functions {
+		got, ok := s.env(t, name)[settings.EnvAccountHelp]
+		if want := name != lambdaapp.FunctionIndexer; ok != want || (ok && got != help) {
+			t.Errorf("%s: %s=%v (set: %v), want set: %v", name, settings.EnvAccountHelp, got, ok, want)
+		}
+	}
+	for _, fn := range synth(t, map[string]any{KeySearch: SearchEmbedded}).resources("AWS::Lambda::Function") {
+		env, _ := fn.Props["Environment"].(map[string]any)
+		vars, _ := env["Variables"].(map[string]any)
+		if v, ok := vars[settings.EnvAccountHelp]; ok {
+			t.Errorf("function %s is given %s=%v by default", fn.ID, settings.EnvAccountHelp, v)
+		}
+	}
+}
