@@ -42,7 +42,7 @@ func (s *server) writeJSON(w http.ResponseWriter, r *http.Request, status int, v
 func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	code := doclib.ErrorCode(err)
 	if code == doclib.EInternal || code == doclib.EUnavailable {
-		s.Logger.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "error", err)
+		s.Logger.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", logPath(r.URL.Path), "error", err)
 	}
 	writeErrorPlain(w, r, err)
 }

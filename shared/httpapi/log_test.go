@@ -125,6 +125,8 @@ func TestAccessLogNamesTheKeyNeverTheSecret(t *testing.T) {
 		{"bad scheme", "Basic " + fixture.KeyFull, "/libraries", 401, "", "", []string{fixture.KeyFull}},
 		{"key in the query string", "", "/libraries?api_key=" + fixture.KeyFull + "&key=" + badKey, 401, "", "", []string{fixture.KeyFull, badKey}},
 		{"key in the query string too", "Bearer " + fixture.KeyFull, "/libraries?api_key=" + fixture.KeyFull, 200, "key_full", "ws_a", []string{fixture.KeyFull}},
+		{"key in the path", "Bearer " + fixture.KeyFull, "/documents/" + fixture.KeyFull, 404, "key_full", "ws_a", []string{fixture.KeyFull}},
+		{"key in the path, unauthorised", "", "/libraries/" + fixture.KeyOneLibrary + "/graph", 401, "", "", []string{fixture.KeyOneLibrary}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			buf.mu.Lock()

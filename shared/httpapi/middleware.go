@@ -48,7 +48,7 @@ func (s *server) withRequest(next http.Handler) http.Handler {
 		ctx := context.WithValue(doclib.WithRequestID(r.Context(), id), accessKey, who)
 		rec := &recorder{ResponseWriter: w}
 		next.ServeHTTP(rec, r.WithContext(ctx))
-		attrs := []any{"method", r.Method, "path", r.URL.Path, "status", rec.status,
+		attrs := []any{"method", r.Method, "path", logPath(r.URL.Path), "status", rec.status,
 			"duration_ms", float64(s.Now().Sub(start).Microseconds()) / 1000}
 		if p := who.principal; p != nil {
 			// The key's ID, never its secret; the query string is not logged
@@ -236,4 +236,24 @@ func get(h http.Handler) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// secretPrefix begins every key secret doclib mints (doclib-admin keys
+// create, doclib-dataset), and the demo's.
+const secretPrefix = "dlk_"
+
+// logPath is the request's path as the logs show it: a segment that looks
+// like a key secret, pasted into the URL by mistake, is replaced, so that
+// the logs never hold one.
+func logPath(p string) string {
+	if !strings.Contains(p, secretPrefix) {
+		return p
+	}
+	segs := strings.Split(p, "/")
+	for i, seg := range segs {
+		if strings.HasPrefix(seg, secretPrefix) {
+			segs[i] = secretPrefix + "(redacted)"
+		}
+	}
+	return strings.Join(segs, "/")
 }

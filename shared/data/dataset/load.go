@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"regexp"
@@ -30,9 +31,12 @@ type ValidationError = doclib.DataSetError
 func LoadFile(path string) (*doclib.DataSet, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("dataset: %w", err)
+		return nil, openError(path, err)
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		return nil, fmt.Errorf("%s is a folder: give the data-set file itself (a JSON file, docs/dataset.md)", path)
+	}
 	d, err := Load(f) // Load buffers
 	if err != nil {
 		return nil, fmt.Errorf("dataset %s: %w", path, err)
@@ -897,4 +901,16 @@ func labelList(m map[string]int) []doclib.Label {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// openError says, in a reader's words, why the data-set file at path could
+// not be opened, and what to do.
+func openError(path string, err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("no data-set file at %s: check the path (docs/dataset.md describes the format; docs/examples/minimal.json is one)", path)
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("the data-set file %s cannot be read with this user's permissions", path)
+	}
+	return fmt.Errorf("the data-set file %s cannot be opened: %v", path, errors.Unwrap(err))
 }

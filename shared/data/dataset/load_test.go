@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -144,5 +145,20 @@ func TestRejections(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLoadFileSaysWhatIsWrong: a path that is not a readable file gets a
+// sentence naming it and what to do, without the operating system's words.
+func TestLoadFileSaysWhatIsWrong(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ path, want string }{
+		{filepath.Join(dir, "missing.json"), "no data-set file at " + filepath.Join(dir, "missing.json") + ": check the path"},
+		{dir, "is a folder"},
+	} {
+		_, err := dataset.LoadFile(c.path)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "open "+c.path) {
+			t.Errorf("LoadFile(%s): %v; want a message with %q", c.path, err, c.want)
+		}
 	}
 }
