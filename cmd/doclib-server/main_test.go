@@ -155,7 +155,7 @@ func TestBadDataFileExitsWithLoaderMessage(t *testing.T) {
 		t.Error("server started on a bad file")
 	}
 	err = run(context.Background(), []string{"--data", filepath.Join(t.TempDir(), "missing.json")}, func(string) string { return "" }, &out, io.Discard)
-	if err == nil || !strings.Contains(err.Error(), "no such file") {
+	if err == nil || !strings.Contains(err.Error(), "no data-set file at") || strings.Contains(err.Error(), "no such file") {
 		t.Errorf("missing file: %v", err)
 	}
 }

@@ -344,6 +344,9 @@ func TestWithoutUsagePlans(t *testing.T) {
 	}
 	c := clientFrom("127.0.0.9")
 	ok := 0
+	// The limiter's windows are fixed minutes: a run that crosses into the
+	// next one may take a second window's 20 before its refusal.
+	firstWindow := time.Now().Truncate(time.Minute)
 	for i := 0; i < 60; i++ {
 		resp, body := get(t, c, s.URL+"/libraries", "dlk_demo_no_recordings")
 		switch {
@@ -352,8 +355,9 @@ func TestWithoutUsagePlans(t *testing.T) {
 		case resp.StatusCode == http.StatusTooManyRequests && gatewayMade(resp):
 			t.Fatalf("request %d: the gateway throttled a key with no usage plan: %s", i+1, body)
 		case resp.StatusCode == http.StatusTooManyRequests:
-			if ok != 20 {
-				t.Errorf("the function refused request %d after %d answers, want 20 (keyLimit)", i+1, ok)
+			crossed := time.Now().Truncate(time.Minute).After(firstWindow)
+			if ok != 20 && (!crossed || ok < 20 || ok > 40) {
+				t.Errorf("the function refused request %d after %d answers, want 20 (keyLimit; up to 40 across a window's end: %v)", i+1, ok, crossed)
 			}
 			rateLimited(t, resp, body)
 			for _, d := range s.Checker.Denials() {
