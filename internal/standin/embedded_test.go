@@ -2,11 +2,9 @@ package standin_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -18,11 +16,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/doclib/doclib/internal/apisuite"
-	"github.com/doclib/doclib/internal/dynalitetest"
 	"github.com/doclib/doclib/internal/standin"
 	"github.com/doclib/doclib/shared/backend/s3blobs"
 	"github.com/doclib/doclib/shared/backend/snapshot"
-	"github.com/doclib/doclib/shared/data/demo"
 )
 
 // TestEmbeddedTier runs a stack synthesized with search=embedded: no
@@ -35,24 +31,7 @@ func TestEmbeddedTier(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the stand-in synthesizes and runs the whole stack; not in -short")
 	}
-	root, _ := filepath.Abs("../..")
-	a, err := standin.Synth(root, t.TempDir(), map[string]string{"customer": "emb", "search": "embedded"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := dynalitetest.Start(t)
-	d, err := demo.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	var logs syncBuffer
-	s, err := standin.Start(ctx, standin.Options{Assembly: a, DynamoDB: db.Endpoint, Data: d, Logs: &logs, Run: "emb"})
-	if err != nil {
-		t.Fatalf("stand-in: %v\n%s", err, tail(logs.String(), 60))
-	}
-	defer s.Close()
+	ctx, s, logs, d := startVariant(t, 4*time.Minute, "emb", map[string]string{"customer": "emb", "search": "embedded"})
 	t.Cleanup(func() {
 		for _, d := range s.Checker.Denials() {
 			t.Errorf("AWS denied a function's call: %+v", d)

@@ -20,6 +20,7 @@ import (
 	"github.com/doclib/doclib/internal/dynalitetest"
 	"github.com/doclib/doclib/internal/fakebedrock"
 	"github.com/doclib/doclib/internal/standin"
+	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/backend/dynamo"
 	"github.com/doclib/doclib/shared/data/demo"
 )
@@ -321,24 +322,7 @@ func TestWithoutUsagePlans(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the stand-in synthesizes and runs the whole stack; not in -short")
 	}
-	root, _ := filepath.Abs("../..")
-	a, err := standin.Synth(root, t.TempDir(), map[string]string{"customer": "noplans", "usagePlans": "false", "keyLimit": "20"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := dynalitetest.Start(t)
-	d, err := demo.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	var logs syncBuffer
-	s, err := standin.Start(ctx, standin.Options{Assembly: a, DynamoDB: db.Endpoint, Data: d, Logs: &logs, Run: "np"})
-	if err != nil {
-		t.Fatalf("stand-in: %v\n%s", err, tail(logs.String(), 60))
-	}
-	defer s.Close()
+	_, s, logs, _ := startVariant(t, 3*time.Minute, "np", map[string]string{"customer": "noplans", "usagePlans": "false", "keyLimit": "20"})
 	if n := len(s.Template.OfType("AWS::ApiGateway::UsagePlan")); n != 0 {
 		t.Fatalf("%d usage plans in a stack without them", n)
 	}
@@ -369,4 +353,56 @@ func TestWithoutUsagePlans(t *testing.T) {
 		}
 	}
 	t.Fatalf("60 requests with a limit of 20 and no 429\n%s", tail(logs.String(), 40))
+}
+
+// TestAccountHelp: a stack deployed with -c accountHelp ends its 401, 402
+// and 403 answers with that sentence: the authorizer's denials (through the
+// gateway's ACCESS_DENIED response) as well as the functions' own answers.
+func TestAccountHelp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the stand-in synthesizes and runs the whole stack; not in -short")
+	}
+	const help = "In the Acme console, {action}."
+	_, s, _, _ := startVariant(t, 3*time.Minute, "ah", map[string]string{"customer": "help", "usagePlans": "false", "accountHelp": help})
+	c := clientFrom("127.0.0.31")
+	for _, tc := range []struct {
+		path, key string
+		status    int
+		want      string
+	}{
+		{"/libraries", "dlk_demo_expired_key", 401, "In the Acme console, create a new API key."},
+		{"/search/documents?q=reset", "dlk_demo_no_ai_credit", 402, "In the Acme console, add AI credit to the workspace."},
+		{"/documents/doc_it_001/source-recordings", "dlk_demo_no_recordings", 403, "In the Acme console, create a key with recording-details access."},
+	} {
+		resp, body := get(t, c, s.URL+tc.path, tc.key)
+		if resp.StatusCode != tc.status || !strings.Contains(string(body), tc.want) || strings.Contains(string(body), "administrator") {
+			t.Errorf("GET %s with %s: %d %s; want %d ending %q", tc.path, tc.key, resp.StatusCode, body, tc.status, tc.want)
+		}
+	}
+}
+
+// startVariant synthesizes the stack with the CDK context given, starts its
+// stand-in over dynalite with the demo data imported, and stops both when the
+// test ends. ctx bounds the whole run.
+func startVariant(t *testing.T, timeout time.Duration, run string, cdkContext map[string]string) (context.Context, *standin.Stack, *syncBuffer, *doclib.DataSet) {
+	t.Helper()
+	root, _ := filepath.Abs("../..")
+	a, err := standin.Synth(root, t.TempDir(), cdkContext)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := dynalitetest.Start(t)
+	d, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	logs := &syncBuffer{}
+	s, err := standin.Start(ctx, standin.Options{Assembly: a, DynamoDB: db.Endpoint, Data: d, Logs: logs, Run: run})
+	if err != nil {
+		t.Fatalf("stand-in: %v\n%s", err, tail(logs.String(), 60))
+	}
+	t.Cleanup(func() { s.Close() })
+	return ctx, s, logs, d
 }
