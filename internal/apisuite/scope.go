@@ -72,21 +72,8 @@ func (s *suite) testScope(t *testing.T) {
 		}
 	})
 
-	// The in-scope document with the most edges into libraries out of scope.
-	var border *dataset.Document
-	bestOut := 0
-	for _, d := range m.visibleDocs(key) {
-		n := 0
-		for _, e := range m.file.Edges {
-			if (e.SourceDocumentID == d.ID && !m.seesDoc(key, e.TargetDocumentID)) || (e.TargetDocumentID == d.ID && !m.seesDoc(key, e.SourceDocumentID)) {
-				n++
-			}
-		}
-		if n > bestOut || (n == bestOut && border != nil && d.ID < border.ID) {
-			border, bestOut = d, n
-		}
-	}
-	if border == nil || bestOut == 0 {
+	border := m.border(key)
+	if border == nil {
 		t.Fatal("the demo data has no edge from the scoped key's libraries to one outside")
 	}
 
@@ -162,4 +149,26 @@ func (s *suite) testBilling(t *testing.T) {
 			s.search(t, m.ownProvider, q("q", "reset password", "pageSize", "3"), 1, 3)
 		}
 	})
+}
+
+// border is the document key sees with the most edges into libraries it does
+// not see (nil if none has any): its answers differ most from a wider key's.
+func (m *model) border(key *dataset.APIKey) *dataset.Document {
+	var border *dataset.Document
+	bestOut := 0
+	for _, d := range m.visibleDocs(key) {
+		n := 0
+		for _, e := range m.file.Edges {
+			if (e.SourceDocumentID == d.ID && !m.seesDoc(key, e.TargetDocumentID)) || (e.TargetDocumentID == d.ID && !m.seesDoc(key, e.SourceDocumentID)) {
+				n++
+			}
+		}
+		if n > bestOut || (n == bestOut && border != nil && d.ID < border.ID) {
+			border, bestOut = d, n
+		}
+	}
+	if bestOut == 0 {
+		return nil
+	}
+	return border
 }

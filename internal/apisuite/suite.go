@@ -92,7 +92,7 @@ func Run(t *testing.T, target Target) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &suite{Target: target, m: m, start: time.Now(), spent: map[string]int{}}
+	s := &suite{Target: target, m: m, start: time.Now(), spent: map[string]int{}, answers: map[string]answer{}}
 	if s.Client == nil {
 		s.Client = http.DefaultClient
 	}
@@ -132,6 +132,7 @@ func Run(t *testing.T, target Target) {
 		{"search", s.testSearch},
 		{"scope", s.testScope},
 		{"billing", s.testBilling},
+		{"conditional", s.testConditional},
 		{"credit-exhaustion", s.testCreditExhaustion},
 		{"key-rate-limit", s.testKeyRateLimit},
 		{"ip-rate-limit", s.testIPRateLimit},
@@ -156,6 +157,8 @@ type suite struct {
 	// spent counts the searches answered 200 per workspace: the AI credit
 	// the suite has spent.
 	spent map[string]int
+	// answers are the last 200 of each path the suite asked with get.
+	answers map[string]answer
 }
 
 // reader returns one of the working keys that see every library of the full
@@ -202,12 +205,30 @@ func (s *suite) get(t testing.TB, key *dataset.APIKey, path string) *response {
 		auth = "Bearer " + key.Secret
 	}
 	r := s.do(t, http.MethodGet, auth, path, key != nil && s.m.works(key))
-	if key != nil && r.status == http.StatusOK && strings.HasPrefix(path, "/search/documents") {
+	if key != nil && r.status == http.StatusOK {
+		s.countSearch(key, path)
+		s.mu.Lock()
+		s.answers[path] = answer{key, r}
+		s.mu.Unlock()
+	}
+	return r
+}
+
+// answer is a 200 the suite got, kept for the conditional requests that
+// revalidate it (testConditional) without asking for it again.
+type answer struct {
+	key *dataset.APIKey
+	r   *response
+}
+
+// countSearch counts a search answered 200 or 304 as the AI credit it spent
+// (docs/design.md: a search that revalidates is billed again).
+func (s *suite) countSearch(key *dataset.APIKey, path string) {
+	if strings.HasPrefix(path, "/search/documents") {
 		s.mu.Lock()
 		s.spent[key.WorkspaceID]++
 		s.mu.Unlock()
 	}
-	return r
 }
 
 // ipUsed is how many requests the suite sent in the last window: at least
@@ -242,11 +263,19 @@ func (s *suite) do(t testing.TB, method, auth, path string, authenticated bool) 
 
 // send is do without the checks, safe for concurrent use.
 func (s *suite) send(method, auth, path string) (*response, error) {
+	return s.sendWith(method, auth, path, nil)
+}
+
+// sendWith is send with extra request headers.
+func (s *suite) sendWith(method, auth, path string, h http.Header) (*response, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, s.URL+path, nil)
 	if err != nil {
 		return nil, err
+	}
+	for k, vs := range h {
+		req.Header[k] = vs
 	}
 	if auth != "" {
 		req.Header.Set("Authorization", auth)
@@ -290,6 +319,9 @@ func (s *suite) checkCommon(t testing.TB, r *response, authenticated bool) {
 	}
 	if ct := r.header.Get("Content-Type"); ct != "application/json; charset=utf-8" {
 		t.Errorf("%s: Content-Type %q, want application/json; charset=utf-8", r, ct)
+	}
+	if r.status == http.StatusOK {
+		checkCacheHeaders(t, r)
 	}
 	if r.method != http.MethodHead {
 		if !json.Valid(r.body) {

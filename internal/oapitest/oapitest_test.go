@@ -2,6 +2,7 @@ package oapitest
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -75,6 +76,31 @@ func okHeader() http.Header {
 	h.Set("X-RateLimit-Remaining", "99")
 	h.Set("X-RateLimit-Reset", "1795000000")
 	return h
+}
+
+// answerHeader is the header of a 200: okHeader's and the caching headers.
+func answerHeader() http.Header {
+	h := okHeader()
+	h.Set("ETag", `"0123456789abcdef0123456789abcdef"`)
+	h.Set("Cache-Control", "private, no-cache")
+	h.Set("Vary", "Accept-Encoding")
+	return h
+}
+
+// notModifiedHeader is the header of a 304: an answer's, without a body's.
+func notModifiedHeader() http.Header {
+	h := answerHeader()
+	h.Del("Content-Type")
+	return h
+}
+
+func gzipped(t testing.TB, b []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	zw.Write(b)
+	zw.Close()
+	return buf.Bytes()
 }
 
 // errHeader is the header of an error response before authentication.
@@ -256,21 +282,23 @@ func TestLoadIsCached(t *testing.T) {
 func TestValidExchangesPass(t *testing.T) {
 	label := "often next"
 	cases := map[string]exchange{
-		"libraries empty":           {"GET", "/libraries", true, 200, okHeader(), []byte(`{"libraries":[]}`)},
-		"libraries":                 {"GET", "/libraries", true, 200, okHeader(), mustJSON(t, api.LibraryList{Libraries: []api.Library{library(false)}})},
-		"library by id":             {"GET", "/libraries/lib_a1", true, 200, okHeader(), mustJSON(t, library(true))},
-		"library by slug":           {"GET", "/libraries/operations", true, 200, okHeader(), mustJSON(t, library(true))},
-		"tags":                      {"GET", "/libraries/lib_a1/tags", true, 200, okHeader(), mustJSON(t, api.Tags{Tags: []api.Label{{Name: "password", DocumentCount: 2}}})},
-		"categories":                {"GET", "/libraries/lib_a1/categories", true, 200, okHeader(), mustJSON(t, api.Categories{Categories: []api.Label{}})},
-		"applications":              {"GET", "/libraries/lib_a1/applications", true, 200, okHeader(), mustJSON(t, api.Applications{Applications: []api.Label{{Name: "Bank", DocumentCount: 0}}})},
-		"graph":                     {"GET", "/libraries/lib_a1/graph", true, 200, okHeader(), mustJSON(t, graph())},
-		"documents capped":          {"GET", "/libraries/lib_a1/documents?pageSize=500&category=Accounts&search=reset&unknown=1", true, 200, okHeader(), mustJSON(t, documentPage())},
-		"document":                  {"GET", "/documents/doc_a1_1", true, 200, okHeader(), mustJSON(t, document())},
-		"traverse":                  {"GET", "/documents/doc_a1_1/traverse", true, 200, okHeader(), mustJSON(t, traversal(nil))},
-		"traverse label":            {"GET", "/documents/doc_a1_1/traverse?direction=outgoing&depth=3&label=often%20next", true, 200, okHeader(), mustJSON(t, traversal(&label))},
-		"recordings":                {"GET", "/documents/doc_a1_1/source-recordings?page=2&pageSize=80", true, 200, okHeader(), mustJSON(t, recordings())},
-		"head":                      {"HEAD", "/libraries", true, 200, okHeader(), []byte(`{"libraries":[]}`)},
-		"head no body":              {"HEAD", "/documents/doc_a1_1", true, 200, okHeader(), nil},
+		"libraries empty":           {"GET", "/libraries", true, 200, answerHeader(), []byte(`{"libraries":[]}`)},
+		"libraries":                 {"GET", "/libraries", true, 200, answerHeader(), mustJSON(t, api.LibraryList{Libraries: []api.Library{library(false)}})},
+		"library by id":             {"GET", "/libraries/lib_a1", true, 200, answerHeader(), mustJSON(t, library(true))},
+		"library by slug":           {"GET", "/libraries/operations", true, 200, answerHeader(), mustJSON(t, library(true))},
+		"tags":                      {"GET", "/libraries/lib_a1/tags", true, 200, answerHeader(), mustJSON(t, api.Tags{Tags: []api.Label{{Name: "password", DocumentCount: 2}}})},
+		"categories":                {"GET", "/libraries/lib_a1/categories", true, 200, answerHeader(), mustJSON(t, api.Categories{Categories: []api.Label{}})},
+		"applications":              {"GET", "/libraries/lib_a1/applications", true, 200, answerHeader(), mustJSON(t, api.Applications{Applications: []api.Label{{Name: "Bank", DocumentCount: 0}}})},
+		"graph":                     {"GET", "/libraries/lib_a1/graph", true, 200, answerHeader(), mustJSON(t, graph())},
+		"documents capped":          {"GET", "/libraries/lib_a1/documents?pageSize=500&category=Accounts&search=reset&unknown=1", true, 200, answerHeader(), mustJSON(t, documentPage())},
+		"document":                  {"GET", "/documents/doc_a1_1", true, 200, answerHeader(), mustJSON(t, document())},
+		"traverse":                  {"GET", "/documents/doc_a1_1/traverse", true, 200, answerHeader(), mustJSON(t, traversal(nil))},
+		"traverse label":            {"GET", "/documents/doc_a1_1/traverse?direction=outgoing&depth=3&label=often%20next", true, 200, answerHeader(), mustJSON(t, traversal(&label))},
+		"recordings":                {"GET", "/documents/doc_a1_1/source-recordings?page=2&pageSize=80", true, 200, answerHeader(), mustJSON(t, recordings())},
+		"head":                      {"HEAD", "/libraries", true, 200, answerHeader(), []byte(`{"libraries":[]}`)},
+		"not modified":              {"GET", "/libraries", true, 304, notModifiedHeader(), nil},
+		"gzip":                      {"GET", "/libraries", true, 200, withHeader(answerHeader(), "Content-Encoding", "gzip", "ETag", `"0123456789abcdef0123456789abcdef-gzip"`), gzipped(t, []byte(`{"libraries":[]}`))},
+		"head no body":              {"HEAD", "/documents/doc_a1_1", true, 200, answerHeader(), nil},
 		"bad page":                  {"GET", "/libraries/lib_a1/documents?page=0", true, 400, okHeader(), errBody("bad_request", "The parameter page must be 1 or more; got 0.")},
 		"bad depth":                 {"GET", "/documents/doc_a1_1/traverse?depth=9", true, 400, okHeader(), errBody("bad_request", "The parameter depth must be a whole number from 1 to 3; got \"9\".")},
 		"no key":                    {"GET", "/libraries", false, 401, errHeader(), errBody("unauthorised", "Send an API key.")},
@@ -285,7 +313,7 @@ func TestValidExchangesPass(t *testing.T) {
 		"unknown path":              {"GET", "/nope", true, 404, okHeader(), errBody("not_found", "No such path.")},
 		"trailing slash":            {"GET", "/libraries/", true, 404, okHeader(), errBody("not_found", "No such path.")},
 		"duplicate parameter":       {"GET", "/libraries?page=1&page=2", true, 400, okHeader(), errBody("bad_request", "The parameter page is given 2 times; give it once.")},
-		"empty label":               {"GET", "/documents/doc_a1_1/traverse?label=", true, 200, okHeader(), mustJSON(t, traversal(nil))},
+		"empty label":               {"GET", "/documents/doc_a1_1/traverse?label=", true, 200, answerHeader(), mustJSON(t, traversal(nil))},
 		"unknown plural path":       {"GET", "/searches?q=reset", true, 404, okHeader(), errBody("not_found", "No such path.")},
 	}
 	v := Load(t)
@@ -304,7 +332,7 @@ func TestValidExchangesPass(t *testing.T) {
 func TestAbsoluteURLsPass(t *testing.T) {
 	v := Load(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		for k, vs := range okHeader() {
+		for k, vs := range answerHeader() {
 			w.Header()[k] = vs
 		}
 		w.Write([]byte(`{"libraries":[]}`))
@@ -344,16 +372,16 @@ func TestInvalidExchangesFail(t *testing.T) {
 		x    exchange
 		want string // a substring of the report
 	}{
-		{"extra top-level field", exchange{"GET", "/libraries", true, 200, okHeader(), []byte(`{"libraries":[],"next":null}`)}, "next"},
-		{"extra item field", exchange{"GET", "/libraries", true, 200, okHeader(), libs(func(l map[string]any) { l["slug"] = "ops" })}, "slug"},
-		{"edgeCount in the list", exchange{"GET", "/libraries", true, 200, okHeader(), mustJSON(t, api.LibraryList{Libraries: []api.Library{library(true)}})}, "edgeCount"},
-		{"edgeCount missing on one", exchange{"GET", "/libraries/lib_a1", true, 200, okHeader(), mustJSON(t, library(false))}, "edgeCount"},
-		{"missing required field", exchange{"GET", "/libraries", true, 200, okHeader(), libs(func(l map[string]any) { delete(l, "createdAt") })}, "createdAt"},
-		{"null array", exchange{"GET", "/libraries", true, 200, okHeader(), libs(func(l map[string]any) { l["tags"] = nil })}, "tags"},
-		{"timestamp without Z", exchange{"GET", "/libraries", true, 200, okHeader(), libs(func(l map[string]any) { l["updatedAt"] = "2026-11-21T10:30:00+01:00" })}, "updatedAt"},
-		{"timestamp not a date", exchange{"GET", "/libraries", true, 200, okHeader(), libs(func(l map[string]any) { l["updatedAt"] = "2026-13-45T99:30:00Z" })}, "updatedAt"},
-		{"bad library id", exchange{"GET", "/libraries", true, 200, okHeader(), libs(func(l map[string]any) { l["id"] = "a1" })}, "id"},
-		{"negative count", exchange{"GET", "/libraries", true, 200, okHeader(), libs(func(l map[string]any) { l["documentCount"] = -1 })}, "documentCount"},
+		{"extra top-level field", exchange{"GET", "/libraries", true, 200, answerHeader(), []byte(`{"libraries":[],"next":null}`)}, "next"},
+		{"extra item field", exchange{"GET", "/libraries", true, 200, answerHeader(), libs(func(l map[string]any) { l["slug"] = "ops" })}, "slug"},
+		{"edgeCount in the list", exchange{"GET", "/libraries", true, 200, answerHeader(), mustJSON(t, api.LibraryList{Libraries: []api.Library{library(true)}})}, "edgeCount"},
+		{"edgeCount missing on one", exchange{"GET", "/libraries/lib_a1", true, 200, answerHeader(), mustJSON(t, library(false))}, "edgeCount"},
+		{"missing required field", exchange{"GET", "/libraries", true, 200, answerHeader(), libs(func(l map[string]any) { delete(l, "createdAt") })}, "createdAt"},
+		{"null array", exchange{"GET", "/libraries", true, 200, answerHeader(), libs(func(l map[string]any) { l["tags"] = nil })}, "tags"},
+		{"timestamp without Z", exchange{"GET", "/libraries", true, 200, answerHeader(), libs(func(l map[string]any) { l["updatedAt"] = "2026-11-21T10:30:00+01:00" })}, "updatedAt"},
+		{"timestamp not a date", exchange{"GET", "/libraries", true, 200, answerHeader(), libs(func(l map[string]any) { l["updatedAt"] = "2026-13-45T99:30:00Z" })}, "updatedAt"},
+		{"bad library id", exchange{"GET", "/libraries", true, 200, answerHeader(), libs(func(l map[string]any) { l["id"] = "a1" })}, "id"},
+		{"negative count", exchange{"GET", "/libraries", true, 200, answerHeader(), libs(func(l map[string]any) { l["documentCount"] = -1 })}, "documentCount"},
 		{"wrong error code", exchange{"GET", "/documents/doc_x", true, 404, okHeader(), errBody("missing", "No document doc_x.")}, "code"},
 		{"error code of another status", exchange{"GET", "/documents/doc_x", true, 404, okHeader(), errBody("bad_request", "No document doc_x.")}, "code"},
 		{"error with extra field", exchange{"GET", "/documents/doc_x", true, 404, okHeader(), []byte(`{"error":{"code":"not_found","message":"No.","requestId":"x"}}`)}, "requestId"},
@@ -361,51 +389,58 @@ func TestInvalidExchangesFail(t *testing.T) {
 		{"error body not an error", exchange{"GET", "/libraries", true, 500, errHeader(), []byte(`{"message":"boom"}`)}, "error"},
 		{"undocumented status", exchange{"GET", "/libraries", true, 402, okHeader(), errBody("insufficient_ai_credit", "No credit.")}, "402"},
 		{"403 outside source recordings", exchange{"GET", "/documents/doc_a1_1", true, 403, okHeader(), errBody("forbidden", "No.")}, "403"},
-		{"no X-Request-Id", exchange{"GET", "/libraries", true, 200, withHeader(okHeader(), "X-Request-Id", ""), []byte(`{"libraries":[]}`)}, "X-Request-Id"},
+		{"no X-Request-Id", exchange{"GET", "/libraries", true, 200, withHeader(answerHeader(), "X-Request-Id", ""), []byte(`{"libraries":[]}`)}, "X-Request-Id"},
 		{"no X-Request-Id on error", exchange{"GET", "/libraries", false, 401, withHeader(errHeader(), "X-Request-Id", ""), errBody("unauthorised", "No key.")}, "X-Request-Id"},
-		{"no rate-limit header", exchange{"GET", "/libraries", true, 200, withHeader(okHeader(), "X-RateLimit-Remaining", ""), []byte(`{"libraries":[]}`)}, "X-RateLimit-Remaining"},
-		{"rate-limit header not a number", exchange{"GET", "/libraries", true, 200, withHeader(okHeader(), "X-RateLimit-Reset", "soon"), []byte(`{"libraries":[]}`)}, "reset"},
+		{"no rate-limit header", exchange{"GET", "/libraries", true, 200, withHeader(answerHeader(), "X-RateLimit-Remaining", ""), []byte(`{"libraries":[]}`)}, "X-RateLimit-Remaining"},
+		{"rate-limit header not a number", exchange{"GET", "/libraries", true, 200, withHeader(answerHeader(), "X-RateLimit-Reset", "soon"), []byte(`{"libraries":[]}`)}, "reset"},
+		{"no ETag", exchange{"GET", "/libraries", true, 200, withHeader(answerHeader(), "ETag", ""), []byte(`{"libraries":[]}`)}, "ETag"},
+		{"weak ETag", exchange{"GET", "/libraries", true, 200, withHeader(answerHeader(), "ETag", `W/"0123456789abcdef0123456789abcdef"`), []byte(`{"libraries":[]}`)}, "ETag"},
+		{"public cache", exchange{"GET", "/libraries", true, 200, withHeader(answerHeader(), "Cache-Control", "public, max-age=60"), []byte(`{"libraries":[]}`)}, "Cache-Control"},
+		{"304 without ETag", exchange{"GET", "/libraries", true, 304, withHeader(notModifiedHeader(), "ETag", ""), nil}, "ETag"},
+		{"304 without rate-limit headers", exchange{"GET", "/libraries", true, 304, withHeader(notModifiedHeader(), "X-RateLimit-Limit", ""), nil}, "X-RateLimit-Limit"},
+		{"gzip that is not", exchange{"GET", "/libraries", true, 200, withHeader(answerHeader(), "Content-Encoding", "gzip"), []byte(`{"libraries":[]}`)}, "decode"},
+		{"coding the API does not send", exchange{"GET", "/libraries", true, 200, withHeader(answerHeader(), "Content-Encoding", "br"), []byte(`{"libraries":[]}`)}, "br"},
 		{"429 without Retry-After", exchange{"GET", "/libraries", true, 429, okHeader(), errBody("rate_limited", "Slow down.")}, "Retry-After"},
 		{"429 without rate-limit headers", exchange{"GET", "/libraries", true, 429, withHeader(errHeader(), "Retry-After", "3"), errBody("rate_limited", "Slow down.")}, "X-RateLimit-Limit"},
-		{"wrong content type", exchange{"GET", "/libraries", true, 200, withHeader(okHeader(), "Content-Type", "text/plain"), []byte(`{"libraries":[]}`)}, "text/plain"},
-		{"empty body", exchange{"GET", "/libraries", true, 200, okHeader(), nil}, "body"},
+		{"wrong content type", exchange{"GET", "/libraries", true, 200, withHeader(answerHeader(), "Content-Type", "text/plain"), []byte(`{"libraries":[]}`)}, "text/plain"},
+		{"empty body", exchange{"GET", "/libraries", true, 200, answerHeader(), nil}, "body"},
 		{"empty error body", exchange{"GET", "/libraries/lib_x", true, 404, okHeader(), nil}, "body is empty"},
 		{"no content type", exchange{"GET", "/libraries", true, 200, withHeader(okHeader(), "Content-Type", ""), []byte(`{"libraries":[]}`)}, "content type"},
-		{"not JSON", exchange{"GET", "/libraries", true, 200, okHeader(), []byte(`libraries`)}, "decoded"},
-		{"request without a key answered 200", exchange{"GET", "/libraries", false, 200, okHeader(), []byte(`{"libraries":[]}`)}, "Authorization"},
-		{"depth out of range answered 200", exchange{"GET", "/documents/doc_a1_1/traverse?depth=4", true, 200, okHeader(), mustJSON(t, traversal(nil))}, "depth"},
-		{"direction out of enum answered 200", exchange{"GET", "/documents/doc_a1_1/traverse?direction=up", true, 200, okHeader(), mustJSON(t, traversal(nil))}, "direction"},
-		{"page 0 answered 200", exchange{"GET", "/libraries/lib_a1/documents?page=0", true, 200, okHeader(), mustJSON(t, documentPage())}, "page"},
-		{"slug as document id answered 200", exchange{"GET", "/documents/reset-password", true, 200, okHeader(), doc}, "id"},
-		{"traverse label absent", exchange{"GET", "/documents/doc_a1_1/traverse", true, 200, okHeader(), edit(t, mustJSON(t, traversal(nil)), func(m map[string]any) { delete(m, "label") })}, "label"},
-		{"traverse label a number", exchange{"GET", "/documents/doc_a1_1/traverse", true, 200, okHeader(), edit(t, mustJSON(t, traversal(&label)), func(m map[string]any) { m["label"] = 3 })}, "label"},
-		{"traverse schemas keyed by slug", exchange{"GET", "/documents/doc_a1_1/traverse", true, 200, okHeader(), edit(t, mustJSON(t, traversal(nil)), func(m map[string]any) {
+		{"not JSON", exchange{"GET", "/libraries", true, 200, answerHeader(), []byte(`libraries`)}, "decoded"},
+		{"request without a key answered 200", exchange{"GET", "/libraries", false, 200, answerHeader(), []byte(`{"libraries":[]}`)}, "Authorization"},
+		{"depth out of range answered 200", exchange{"GET", "/documents/doc_a1_1/traverse?depth=4", true, 200, answerHeader(), mustJSON(t, traversal(nil))}, "depth"},
+		{"direction out of enum answered 200", exchange{"GET", "/documents/doc_a1_1/traverse?direction=up", true, 200, answerHeader(), mustJSON(t, traversal(nil))}, "direction"},
+		{"page 0 answered 200", exchange{"GET", "/libraries/lib_a1/documents?page=0", true, 200, answerHeader(), mustJSON(t, documentPage())}, "page"},
+		{"slug as document id answered 200", exchange{"GET", "/documents/reset-password", true, 200, answerHeader(), doc}, "id"},
+		{"traverse label absent", exchange{"GET", "/documents/doc_a1_1/traverse", true, 200, answerHeader(), edit(t, mustJSON(t, traversal(nil)), func(m map[string]any) { delete(m, "label") })}, "label"},
+		{"traverse label a number", exchange{"GET", "/documents/doc_a1_1/traverse", true, 200, answerHeader(), edit(t, mustJSON(t, traversal(&label)), func(m map[string]any) { m["label"] = 3 })}, "label"},
+		{"traverse schemas keyed by slug", exchange{"GET", "/documents/doc_a1_1/traverse", true, 200, answerHeader(), edit(t, mustJSON(t, traversal(nil)), func(m map[string]any) {
 			m["schemas"] = map[string]any{"ops": map[string]any{"version": 1, "sections": []any{}}}
 		})}, "schemas"},
-		{"content value a number", exchange{"GET", "/documents/doc_a1_1", true, 200, okHeader(), edit(t, doc, func(m map[string]any) { m["content"].(map[string]any)["summary"] = 3 })}, "summary"},
-		{"content array of objects", exchange{"GET", "/documents/doc_a1_1", true, 200, okHeader(), edit(t, doc, func(m map[string]any) { m["content"].(map[string]any)["steps"] = []any{map[string]any{"text": "x"}} })}, "steps"},
-		{"schema version 0", exchange{"GET", "/documents/doc_a1_1", true, 200, okHeader(), edit(t, doc, func(m map[string]any) { m["schema"].(map[string]any)["version"] = 0 })}, "version"},
-		{"section type unknown", exchange{"GET", "/documents/doc_a1_1", true, 200, okHeader(), edit(t, doc, func(m map[string]any) {
+		{"content value a number", exchange{"GET", "/documents/doc_a1_1", true, 200, answerHeader(), edit(t, doc, func(m map[string]any) { m["content"].(map[string]any)["summary"] = 3 })}, "summary"},
+		{"content array of objects", exchange{"GET", "/documents/doc_a1_1", true, 200, answerHeader(), edit(t, doc, func(m map[string]any) { m["content"].(map[string]any)["steps"] = []any{map[string]any{"text": "x"}} })}, "steps"},
+		{"schema version 0", exchange{"GET", "/documents/doc_a1_1", true, 200, answerHeader(), edit(t, doc, func(m map[string]any) { m["schema"].(map[string]any)["version"] = 0 })}, "version"},
+		{"section type unknown", exchange{"GET", "/documents/doc_a1_1", true, 200, answerHeader(), edit(t, doc, func(m map[string]any) {
 			m["schema"].(map[string]any)["sections"].([]any)[0].(map[string]any)["type"] = "table"
 		})}, "type"},
-		{"edges missing", exchange{"GET", "/documents/doc_a1_1", true, 200, okHeader(), edit(t, doc, func(m map[string]any) { delete(m, "edges") })}, "edges"},
-		{"edge type unknown", exchange{"GET", "/documents/doc_a1_1", true, 200, okHeader(), edit(t, doc, func(m map[string]any) {
+		{"edges missing", exchange{"GET", "/documents/doc_a1_1", true, 200, answerHeader(), edit(t, doc, func(m map[string]any) { delete(m, "edges") })}, "edges"},
+		{"edge type unknown", exchange{"GET", "/documents/doc_a1_1", true, 200, answerHeader(), edit(t, doc, func(m map[string]any) {
 			m["edges"].(map[string]any)["outgoing"].([]any)[0].(map[string]any)["edgeType"] = "guess"
 		})}, "edgeType"},
-		{"incoming edge with target fields", exchange{"GET", "/documents/doc_a1_1", true, 200, okHeader(), edit(t, doc, func(m map[string]any) {
+		{"incoming edge with target fields", exchange{"GET", "/documents/doc_a1_1", true, 200, answerHeader(), edit(t, doc, func(m map[string]any) {
 			m["edges"].(map[string]any)["incoming"] = m["edges"].(map[string]any)["outgoing"]
 		})}, "incoming"},
-		{"pageSize above the cap", exchange{"GET", "/libraries/lib_a1/documents", true, 200, okHeader(), edit(t, mustJSON(t, documentPage()), func(m map[string]any) { m["pageSize"] = 101 })}, "pageSize"},
-		{"recordings pageSize above 50", exchange{"GET", "/documents/doc_a1_1/source-recordings", true, 200, okHeader(), edit(t, mustJSON(t, recordings()), func(m map[string]any) { m["pageSize"] = 51 })}, "pageSize"},
-		{"recording status unknown", exchange{"GET", "/documents/doc_a1_1/source-recordings", true, 200, okHeader(), edit(t, mustJSON(t, recordings()), func(m map[string]any) {
+		{"pageSize above the cap", exchange{"GET", "/libraries/lib_a1/documents", true, 200, answerHeader(), edit(t, mustJSON(t, documentPage()), func(m map[string]any) { m["pageSize"] = 101 })}, "pageSize"},
+		{"recordings pageSize above 50", exchange{"GET", "/documents/doc_a1_1/source-recordings", true, 200, answerHeader(), edit(t, mustJSON(t, recordings()), func(m map[string]any) { m["pageSize"] = 51 })}, "pageSize"},
+		{"recording status unknown", exchange{"GET", "/documents/doc_a1_1/source-recordings", true, 200, answerHeader(), edit(t, mustJSON(t, recordings()), func(m map[string]any) {
 			m["sourceRecordings"].([]any)[0].(map[string]any)["status"] = "done"
 		})}, "status"},
-		{"guidance null", exchange{"GET", "/documents/doc_a1_1/source-recordings", true, 200, okHeader(), edit(t, mustJSON(t, recordings()), func(m map[string]any) { m["guidance"] = nil })}, "guidance"},
-		{"graph without truncated", exchange{"GET", "/libraries/lib_a1/graph", true, 200, okHeader(), edit(t, mustJSON(t, graph()), func(m map[string]any) { delete(m, "truncated") })}, "truncated"},
-		{"200 on an unknown path", exchange{"GET", "/searches?q=reset", true, 200, okHeader(), []byte(`{"documents":[]}`)}, "not in the document"},
-		{"search without guidance at low confidence", exchange{"GET", "/search/documents?q=reset", true, 200, okHeader(),
+		{"guidance null", exchange{"GET", "/documents/doc_a1_1/source-recordings", true, 200, answerHeader(), edit(t, mustJSON(t, recordings()), func(m map[string]any) { m["guidance"] = nil })}, "guidance"},
+		{"graph without truncated", exchange{"GET", "/libraries/lib_a1/graph", true, 200, answerHeader(), edit(t, mustJSON(t, graph()), func(m map[string]any) { delete(m, "truncated") })}, "truncated"},
+		{"200 on an unknown path", exchange{"GET", "/searches?q=reset", true, 200, answerHeader(), []byte(`{"documents":[]}`)}, "not in the document"},
+		{"search without guidance at low confidence", exchange{"GET", "/search/documents?q=reset", true, 200, answerHeader(),
 			[]byte(`{"documents":[],"schemas":{},"total":0,"matchedTotal":0,"page":1,"pageSize":20,"facets":{"categories":[],"tags":[],"applications":[],"libraries":[]},"lowConfidence":true}`)}, "guidance"},
-		{"search with guidance when confident", exchange{"GET", "/search/documents?q=reset", true, 200, okHeader(),
+		{"search with guidance when confident", exchange{"GET", "/search/documents?q=reset", true, 200, answerHeader(),
 			[]byte(`{"documents":[],"schemas":{},"total":0,"matchedTotal":0,"page":1,"pageSize":20,"facets":{"categories":[],"tags":[],"applications":[],"libraries":[]},"lowConfidence":false,"guidance":["x"]}`)}, "not"},
 		{"405 with another code", exchange{"POST", "/libraries", true, 405, withHeader(okHeader(), "Allow", "GET"), errBody("not_found", "No.")}, "code"},
 		{"405 without Allow", exchange{"PUT", "/libraries/lib_a1", true, 405, okHeader(), errBody("method_not_allowed", "No.")}, "Allow"},

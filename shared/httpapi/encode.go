@@ -6,36 +6,10 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
-	"sync"
 
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/api"
 )
-
-var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
-// writeJSON encodes v as the response body with its Content-Length. v is encoded
-// fully before anything is written, so an encoding failure still gets a clean 500.
-func (s *server) writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
-	buf := bufPool.Get().(*bytes.Buffer)
-	buf.Reset()
-	defer func() {
-		if buf.Cap() <= 1<<22 { // do not keep huge buffers alive
-			bufPool.Put(buf)
-		}
-	}()
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	h := w.Header()
-	h.Set("Content-Type", "application/json; charset=utf-8")
-	h.Set("Content-Length", strconv.Itoa(buf.Len()))
-	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
-}
 
 // writeError answers with the error shape. Errors that are not *doclib.Error are
 // internal: logged in full, shown to the client as a generic sentence only.

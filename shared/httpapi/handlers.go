@@ -150,5 +150,5 @@ func (s *server) respond(w http.ResponseWriter, r *http.Request, out any, err er
 		s.writeError(w, r, err)
 		return
 	}
-	s.writeJSON(w, r, http.StatusOK, out)
+	s.writeAnswer(w, r, out)
 }

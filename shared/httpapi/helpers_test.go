@@ -50,6 +50,8 @@ type options struct {
 	// log, when set, is the logger of both the handler and the service, given
 	// unwrapped as a Lambda main or doclib-server gives it.
 	log *slog.Logger
+	// config, when set, changes the handler's configuration last.
+	config func(*httpapi.Config)
 }
 
 func fixtureData(t testing.TB) *doclib.DataSet {
@@ -150,6 +152,9 @@ func newServer(t testing.TB, o options) *testServer {
 	if !o.noLimiter {
 		cfg.Limiter = b.limiter
 	}
+	if o.config != nil {
+		o.config(&cfg)
+	}
 	srv := httptest.NewServer(httpapi.NewServer(cfg))
 	t.Cleanup(srv.Close)
 	return &testServer{Server: srv, oapi: oapitest.Load(t), balance: b.balance}
@@ -176,9 +181,19 @@ func (s *testServer) do(t testing.TB, method, key, path string) response {
 // doAuth sends a request with a raw Authorization header (none when empty).
 func (s *testServer) doAuth(t testing.TB, method, auth, path string) response {
 	t.Helper()
+	return s.doWith(t, method, auth, path, nil)
+}
+
+// doWith is doAuth with more request headers. Naming Accept-Encoding keeps
+// the body as it was sent (Go's transport decodes only what it asked for).
+func (s *testServer) doWith(t testing.TB, method, auth, path string, h http.Header) response {
+	t.Helper()
 	req, err := http.NewRequest(method, s.URL+path, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for k, v := range h {
+		req.Header[k] = v
 	}
 	if auth != "" {
 		req.Header.Set("Authorization", auth)
@@ -217,6 +232,9 @@ func checkCommon(t testing.TB, method, path string, resp *http.Response, body []
 	t.Helper()
 	if resp.Header.Get("X-Request-Id") == "" {
 		t.Errorf("%s %s: no X-Request-Id", method, path)
+	}
+	if resp.StatusCode == http.StatusNotModified {
+		return // no body, hence no Content-Type
 	}
 	if ct := resp.Header.Get("Content-Type"); ct != "application/json; charset=utf-8" {
 		t.Errorf("%s %s: Content-Type %q", method, path, ct)

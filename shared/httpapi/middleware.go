@@ -112,7 +112,8 @@ func (s *server) limitKey(next http.Handler) http.Handler {
 		p := PrincipalFrom(r.Context())
 		// The workspace is in the bucket: key IDs are not checked across
 		// workspaces, and one workspace must never spend another's quota.
-		q, err := s.Limiter.Take(r.Context(), "key:"+p.WorkspaceID+"/"+p.KeyID, s.KeyLimit, s.Window, s.Now())
+		take := &keyTake{bucket: "key:" + p.WorkspaceID + "/" + p.KeyID, at: s.Now()}
+		q, err := s.Limiter.Take(r.Context(), take.bucket, s.KeyLimit, s.Window, take.at)
 		if err != nil {
 			s.writeError(w, r, limiterUnavailable(err))
 			return
@@ -128,7 +129,8 @@ func (s *server) limitKey(next http.Handler) http.Handler {
 			s.rateLimited(w, r, q, "this API key", s.KeyLimit)
 			return
 		}
-		next.ServeHTTP(w, r)
+		take.quota = q
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), keyTakeKey, take)))
 	})
 }
 

@@ -42,6 +42,15 @@ type Config struct {
 	// bearer key with Service.Authenticate; behind API Gateway the Lambda
 	// authorizer has done that, and the principal comes from its context.
 	Authenticate func(*http.Request) (*doclib.Principal, error)
+	// Uncompressed turns off the handler's own compression, for a gateway
+	// that compresses answers itself (a buffered API Gateway integration).
+	Uncompressed bool
+	// MaxAnswerBytes, when above 0, is the largest body (as sent, after
+	// compression) the handler answers; a larger answer is a 400 that says
+	// how to ask for less. Zero is no limit (the local server). Behind API
+	// Gateway it is what one streamed answer can carry in time
+	// (shared/aws/apigw).
+	MaxAnswerBytes int
 }
 
 type server struct {
@@ -102,6 +111,7 @@ type ctxKey int
 const (
 	principalKey ctxKey = iota
 	ipTakeKey
+	keyTakeKey
 	accessKey
 )
 
