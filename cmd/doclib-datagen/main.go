@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/doclib/doclib/shared/data/demo"
@@ -39,7 +40,7 @@ func (e usageError) Error() string { return e.msg }
 // maxDocuments keeps a typo from filling the disk.
 const maxDocuments = 5_000_000
 
-const usage = `Usage: doclib-datagen [--documents N] [--seed N] [--out FILE]
+const usage = `Usage: doclib-datagen [--documents N] [--seed N] [--big-answers] [--out FILE]
 
 Writes a deterministic doclib data set (decisions.md, "Data set format"): the same
 options always give the same bytes. The default is the demo set of 200 documents
@@ -52,6 +53,11 @@ JSON above %d documents.
 Options:
   --documents N   number of documents, %d to %d (default 200)
   --seed N        random seed (default 1, the demo's; 0 means 1)
+  --big-answers   the demo set and one more library, lib_big (slug big-answers),
+                  of 160 documents near the 300,000-byte content limit, linked
+                  so densely that a page of 100 (30 MB), a depth-3 traversal
+                  (53 MB) and the graph (7.8 MB) each pass the 6 MB a buffered
+                  Lambda answer may carry; --documents and --seed do not apply
   --out FILE      file to write, replaced only once complete; "-" is standard
                   output (default "-")
   --help          show this help
@@ -59,6 +65,7 @@ Options:
 Examples:
   go run ./cmd/doclib-datagen --out shared/data/demo/demo.json
   go run ./cmd/doclib-datagen --documents 100000 --out /tmp/big.json
+  go run ./cmd/doclib-datagen --big-answers --out /tmp/big-answers.json
 `
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -67,6 +74,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	documents := fs.Int("documents", demo.DemoDocuments, "")
 	seed := fs.Uint64("seed", 1, "")
 	out := fs.String("out", "-", "")
+	bigAnswers := fs.Bool("big-answers", false, "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(stdout, usage, demo.CompactAbove, demo.MinDocuments, maxDocuments)
@@ -82,6 +90,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case *out == "":
 		return usageError{`--out is empty: give a file name, or "-" for standard output`}
 	}
+	if *bigAnswers {
+		var clash []string
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "documents" || f.Name == "seed" {
+				clash = append(clash, "--"+f.Name)
+			}
+		})
+		if len(clash) > 0 {
+			return usageError{fmt.Sprintf("--big-answers is a fixed set; leave out %s", strings.Join(clash, " and "))}
+		}
+	}
 
 	large := *documents > demo.CompactAbove
 	if large {
@@ -89,6 +108,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	start := time.Now()
 	f := demo.Generate(demo.Options{Documents: *documents, Seed: *seed})
+	if *bigAnswers {
+		f = demo.BigAnswers(demo.BigOptions{})
+	}
 	generated := time.Since(start)
 	if err := ctx.Err(); err != nil {
 		return err

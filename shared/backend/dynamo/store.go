@@ -302,24 +302,30 @@ func (t *Table) batchGet(ctx context.Context, op string, keys []item) ([]item, e
 		chunk := keys[start:min(start+batchGetLimit, len(keys))]
 		g.Go(func() error {
 			pending := map[string]types.KeysAndAttributes{t.Name: {Keys: chunk, ConsistentRead: aws.Bool(t.ConsistentRead)}}
-			for attempt := 0; len(pending) > 0; attempt++ {
-				if attempt > 0 {
-					if err := backoff(gctx, attempt); err != nil {
-						return unavailable(op, err)
-					}
-				}
+			// A call that returns items but leaves keys unprocessed met the
+			// 16 MB a BatchGetItem answers (100 documents near the content
+			// limit are 32 MB): the rest is asked for at once. Only calls
+			// that return nothing (throttling) back off and count.
+			for idle := 0; len(pending) > 0; {
 				cctx, cancel := t.call(gctx)
 				res, err := t.Client.BatchGetItem(cctx, &dynamodb.BatchGetItemInput{RequestItems: pending})
 				cancel()
 				if err != nil {
 					return unavailable(op, err)
 				}
+				got := res.Responses[t.Name]
 				mu.Lock()
-				out = append(out, res.Responses[t.Name]...)
+				out = append(out, got...)
 				mu.Unlock()
 				pending = res.UnprocessedKeys
-				if attempt >= maxUnprocessedRetries && len(pending) > 0 {
-					return unavailable(op, fmt.Errorf("%d keys still unprocessed after %d attempts", len(pending[t.Name].Keys), attempt+1))
+				if len(pending) == 0 || len(got) > 0 {
+					continue
+				}
+				if idle++; idle > maxUnprocessedRetries {
+					return unavailable(op, fmt.Errorf("%d keys still unprocessed after %d calls that returned none", len(pending[t.Name].Keys), idle))
+				}
+				if err := backoff(gctx, idle); err != nil {
+					return unavailable(op, err)
 				}
 			}
 			return nil
