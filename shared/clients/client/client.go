@@ -37,8 +37,10 @@ const (
 	DefaultTimeout      = 30 * time.Second
 	DefaultMaxRetries   = 3
 	DefaultMaxRetryWait = time.Minute
-	// maxBody bounds a response read into memory (a capped graph is a few MB).
-	maxBody = 64 << 20
+	// MaxAnswerBytes bounds an answer read into memory, decoded: a deployment
+	// sends at most 64 MiB compressed (docs/design.md), and a page of 100
+	// documents at the content limit is about 30 MB of JSON.
+	MaxAnswerBytes = 256 << 20
 )
 
 // Errors of New, to tell a bad key from a bad URL.
@@ -218,6 +220,9 @@ func (c *Client) attempt(ctx context.Context, u string, out any) (time.Duration,
 	}
 	req.Header.Set("Authorization", "Bearer "+c.key)
 	req.Header.Set("Accept", "application/json")
+	// Named here, so Go's transport leaves the body as sent: decodeBody
+	// undoes either coding.
+	req.Header.Set("Accept-Encoding", acceptEncoding)
 	req.Header.Set("User-Agent", c.userAgent)
 	resp, err := c.http.Do(req)
 	if err != nil {
@@ -227,11 +232,16 @@ func (c *Client) attempt(ctx context.Context, u string, out any) (time.Duration,
 		return 0, &NetworkError{URL: redact(u), Err: err}
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	body, err := decodeBody(resp)
+	if errors.Is(err, errTooLarge) || errors.Is(err, errUnknownCoding) {
+		return -1, &AnswerError{URL: redact(u), Err: err, TooLarge: errors.Is(err, errTooLarge)}
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return -1, ctx.Err()
 		}
+		// A streamed answer cut short ends in an unexpected EOF: the request
+		// failed, and is retried.
 		return 0, &NetworkError{URL: redact(u), Err: err}
 	}
 	if resp.StatusCode == http.StatusOK {
@@ -264,13 +274,18 @@ func (c *Client) attempt(ctx context.Context, u string, out any) (time.Duration,
 
 // AnswerError is a 200 answer that is not the JSON a doclib API sends: the
 // URL points at another server, or a proxy answered in its place. Its
-// message says so in words; Unwrap gives the decoder's error.
+// message says so in words; Unwrap gives the decoder's error. TooLarge
+// marks an answer over MaxAnswerBytes instead.
 type AnswerError struct {
-	URL string
-	Err error
+	URL      string
+	Err      error
+	TooLarge bool
 }
 
 func (e *AnswerError) Error() string {
+	if e.TooLarge {
+		return fmt.Sprintf("the answer from %s is larger than this client reads (%d MiB); ask for less: a smaller pageSize, depth, one direction or one label", e.URL, MaxAnswerBytes>>20)
+	}
 	return fmt.Sprintf("the answer from %s is not what a doclib API sends; check that the URL is the API's base URL and that no proxy answers in its place", e.URL)
 }
 

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -393,5 +395,83 @@ func TestDotAndEmptyIDsStayInTheirSegment(t *testing.T) {
 	}
 	if _, err := c.Graph(ctx, ""); err == nil || len(paths) != 0 {
 		t.Errorf("%v after %q", err, paths)
+	}
+}
+
+// TestAsksForCompressionAndDecodesIt: the client asks for zstd and gzip,
+// decodes what the server sends, and reads the same answer as uncompressed.
+func TestAsksForCompressionAndDecodesIt(t *testing.T) {
+	var codings []string
+	var mu sync.Mutex
+	inner, err := apitest.Handler(httpapi.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if got := r.Header.Get("Accept-Encoding"); got != "zstd, gzip" {
+			t.Errorf("Accept-Encoding %q, want zstd, gzip", got)
+		}
+		rec := httptest.NewRecorder()
+		inner.ServeHTTP(rec, r)
+		mu.Lock()
+		codings = append(codings, rec.Header().Get("Content-Encoding"))
+		mu.Unlock()
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.Code)
+		w.Write(rec.Body.Bytes())
+	}))
+	defer srv.Close()
+	ctx := context.Background()
+	page, err := newClient(t, srv.URL, full).Documents(ctx, "lib_it", client.DocumentsParams{Page: client.Page{PageSize: 20}})
+	if err != nil || len(page.Documents) != 20 || codings[len(codings)-1] != "zstd" {
+		t.Fatalf("a page of 20: %v, %d documents, sent in %q", err, len(page.Documents), codings)
+	}
+	plain, err := newClient(t, server(t, httpapi.Config{Uncompressed: true}).URL, full).Documents(ctx, "lib_it", client.DocumentsParams{Page: client.Page{PageSize: 20}})
+	if err != nil || !reflect.DeepEqual(plain, page) {
+		t.Errorf("the compressed answer decodes to another page than the uncompressed one (%v)", err)
+	}
+}
+
+// TestCutAndOversizedAnswers: an answer cut short (a stream that failed
+// midway) is a network error, retried; a coding the client did not ask for
+// and an answer over MaxAnswerBytes are answer errors that say so.
+func TestCutAndOversizedAnswers(t *testing.T) {
+	var calls atomic.Int32
+	cut := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.Header().Set("Content-Length", "1000")
+		w.Write([]byte(`{"libraries":[`))
+	}))
+	defer cut.Close()
+	sleep := client.WithSleep(func(context.Context, time.Duration) error { return nil })
+	_, err := newClient(t, cut.URL, full, sleep, client.WithRetries(1)).Libraries(context.Background())
+	var ne *client.NetworkError
+	if !errors.As(err, &ne) || calls.Load() != 2 {
+		t.Errorf("a cut answer: %v after %d calls; want a NetworkError after a retry", err, calls.Load())
+	}
+	brotli := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Encoding", "br")
+		w.Write([]byte{0x0b, 0x02})
+	}))
+	defer brotli.Close()
+	var ae *client.AnswerError
+	if _, err := newClient(t, brotli.URL, full, sleep).Libraries(context.Background()); !errors.As(err, &ae) || ae.TooLarge {
+		t.Errorf("a coding not asked for: %v, want an AnswerError", err)
+	}
+	huge := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"libraries":[`))
+		chunk := []byte(strings.Repeat(`{"id":"lib_x"},`, 4096))
+		for sent := 0; sent <= client.MaxAnswerBytes; sent += len(chunk) {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	}))
+	defer huge.Close()
+	_, err = newClient(t, huge.URL, full, sleep).Libraries(context.Background())
+	if !errors.As(err, &ae) || !ae.TooLarge || !strings.Contains(err.Error(), "ask for less") {
+		t.Errorf("an answer over %d bytes: %v, want an AnswerError saying to ask for less", client.MaxAnswerBytes, err)
 	}
 }
