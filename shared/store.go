@@ -49,6 +49,14 @@ type Store interface {
 	SharedRecordings(ctx context.Context, doc *Document, offset, limit int) ([]*Recording, error)
 }
 
+// Versioned is a Store whose data is a snapshot: while Version returns the
+// same number, every read returns the same data. The memory store is one (a
+// snapshot until Replace); what is derived from its reads alone may be kept
+// and reused while the version holds (httpapi keeps answers so).
+type Versioned interface {
+	Version() uint64
+}
+
 // DocumentFilter narrows a library's document list. Empty fields do not filter.
 type DocumentFilter struct {
 	Category    string

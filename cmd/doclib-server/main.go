@@ -85,6 +85,7 @@ type config struct {
 	ipLimit    int
 	window     time.Duration
 	noLimits   bool
+	memoMB     int
 	logFormat  string
 	poll       time.Duration
 }
@@ -116,6 +117,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.IntVar(&c.ipLimit, "ip-limit", doclib.IPLimit, "requests per window per client IP")
 	fs.DurationVar(&c.window, "rate-window", doclib.RateWindow, "length of a rate-limit window")
 	fs.BoolVar(&c.noLimits, "no-rate-limits", false, "serve without rate limits (for load tests)")
+	fs.IntVar(&c.memoMB, "answer-cache", httpapi.DefaultMemoBytes>>20, "`MB` of answers kept for repeated reads of a data set in memory (0 keeps none; never a search's; docs/design.md)")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&c.search, "search", envOr(getenv, settings.EnvSearch, "embedded"), "`KIND` of search backend: embedded (an index built in memory at start) or opensearch (env "+settings.EnvSearch+")")
 	fs.DurationVar(&c.poll, "search-poll", indexer.DefaultPollEvery, "with --store dynamodb and the embedded search engine, the pause between two scans of the table for changes to index")
@@ -253,7 +255,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	svc := service.New(store, nil, service.WithSearch(searcher, ledger), service.WithLogger(logger), service.WithAccountHelp(help))
 	cfg := httpapi.Config{Service: svc, KeyLimit: c.keyLimit, IPLimit: c.ipLimit,
-		Window: c.window, Logger: logger}
+		Window: c.window, Logger: logger, MemoBytes: c.memoMB << 20}
+	if c.memoMB <= 0 {
+		cfg.MemoBytes = -1
+	}
 	if !c.noLimits {
 		cfg.Limiter = limiter
 	}

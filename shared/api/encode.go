@@ -2,11 +2,13 @@ package api
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"math"
 	"slices"
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Appender is a response shape that writes its own JSON. AppendJSON appends
@@ -233,47 +235,98 @@ func appendEdgeTail(b []byte, label, edgeType string, recordings, support int, l
 }
 
 func appendGraphEdges(b []byte, es []GraphEdge) []byte {
-	if es == nil {
-		return append(b, "null"...)
-	}
-	b = append(b, '[')
-	for i := range es {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		e := &es[i]
-		b = append(b, `{"sourceDocumentId":`...)
-		b = appendString(b, e.SourceDocumentID)
-		b = append(b, `,"sourceDocumentTitle":`...)
-		b = appendString(b, e.SourceDocumentTitle)
-		b = append(b, `,"targetDocumentId":`...)
-		b = appendString(b, e.TargetDocumentID)
-		b = append(b, `,"targetDocumentTitle":`...)
-		b = appendString(b, e.TargetDocumentTitle)
-		b = appendEdgeTail(b, e.Label, e.EdgeType, e.RecordingCount, e.Support, e.LowConfidence)
-	}
-	return append(b, ']')
+	return appendList(b, es, appendGraphEdge)
+}
+
+func appendGraphEdge(b []byte, e *GraphEdge) []byte {
+	b = append(b, `{"sourceDocumentId":`...)
+	b = appendString(b, e.SourceDocumentID)
+	b = append(b, `,"sourceDocumentTitle":`...)
+	b = appendString(b, e.SourceDocumentTitle)
+	b = append(b, `,"targetDocumentId":`...)
+	b = appendString(b, e.TargetDocumentID)
+	b = append(b, `,"targetDocumentTitle":`...)
+	b = appendString(b, e.TargetDocumentTitle)
+	return appendEdgeTail(b, e.Label, e.EdgeType, e.RecordingCount, e.Support, e.LowConfidence)
+}
+
+func appendGraphDocument(b []byte, d *GraphDocument) []byte {
+	b = appendHead(append(b, '{'), d.ID, d.Title, d.Category, d.Tags, d.Applications)
+	b = append(b, `,"recordingCount":`...)
+	b = strconv.AppendInt(b, int64(d.RecordingCount), 10)
+	b = append(b, `,"lastSeen":`...)
+	b = d.LastSeen.appendJSON(b)
+	return append(b, '}')
 }
 
 // AppendJSON implements Appender.
 func (v *Graph) AppendJSON(b []byte) []byte {
 	b = append(b, `{"documents":`...)
-	b = appendList(b, v.Documents, func(b []byte, d *GraphDocument) []byte {
-		b = appendHead(append(b, '{'), d.ID, d.Title, d.Category, d.Tags, d.Applications)
-		b = append(b, `,"recordingCount":`...)
-		b = strconv.AppendInt(b, int64(d.RecordingCount), 10)
-		b = append(b, `,"lastSeen":`...)
-		b = d.LastSeen.appendJSON(b)
-		b = append(b, '}')
-		return b
-	})
+	b = appendList(b, v.Documents, appendGraphDocument)
 	b = append(b, `,"edges":`...)
 	b = appendGraphEdges(b, v.Edges)
+	return appendGraphTail(b, v.Truncated, &v.Schema)
+}
+
+// appendGraphTail writes what follows a graph's edges.
+func appendGraphTail(b []byte, truncated bool, schema *Schema) []byte {
 	b = append(b, `,"truncated":`...)
-	b = strconv.AppendBool(b, v.Truncated)
+	b = strconv.AppendBool(b, truncated)
 	b = append(b, `,"schema":`...)
-	b = v.Schema.appendJSON(b)
+	b = schema.appendJSON(b)
 	return append(b, "}\n"...)
+}
+
+// GraphSource gives a graph's items one at a time, as the store holds
+// them, so that GraphView can write them without a copy of them all.
+type GraphSource interface {
+	GraphDocument(i int) GraphDocument
+	GraphEdge(i int) GraphEdge
+}
+
+// GraphView is a Graph over a GraphSource: its JSON is the Graph's whose
+// Documents and Edges are the source's first Documents and Edges items.
+// At a graph's caps that is 7,000 items, and building the Graph to write
+// it took as long as the writing (docs/performance.md, issue 24).
+type GraphView struct {
+	Source           GraphSource
+	Documents, Edges int
+	Truncated        bool
+	Schema           Schema
+}
+
+// AppendJSON implements Appender.
+func (v *GraphView) AppendJSON(b []byte) []byte {
+	b = append(b, `{"documents":[`...)
+	for i := range v.Documents {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		d := v.Source.GraphDocument(i)
+		b = appendGraphDocument(b, &d)
+	}
+	b = append(b, `],"edges":[`...)
+	for i := range v.Edges {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		e := v.Source.GraphEdge(i)
+		b = appendGraphEdge(b, &e)
+	}
+	b = append(b, ']')
+	return appendGraphTail(b, v.Truncated, &v.Schema)
+}
+
+// Graph is the view made whole: the Graph it writes.
+func (v *GraphView) Graph() *Graph {
+	g := &Graph{Documents: make([]GraphDocument, v.Documents), Edges: make([]GraphEdge, v.Edges), Truncated: v.Truncated, Schema: v.Schema}
+	for i := range g.Documents {
+		g.Documents[i] = v.Source.GraphDocument(i)
+	}
+	for i := range g.Edges {
+		g.Edges[i] = v.Source.GraphEdge(i)
+	}
+	return g
 }
 
 // AppendJSON implements Appender.
@@ -502,29 +555,45 @@ func appendRaw(b []byte, raw json.RawMessage) []byte {
 
 // isCompact reports whether raw has no white space outside its strings and
 // no byte that encoding/json's compaction would change, a cheaper question
-// than compacting. It does not validate: a value that is not JSON answers
-// false only if it holds such white space.
+// than compacting: strings are skipped to their closing quote with
+// bytes.IndexByte, which reads many bytes at a time. It does not validate:
+// a value that is not JSON answers false only if it holds such white space.
 func isCompact(raw []byte) bool {
-	inString := false
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		if inString {
-			switch {
-			case c == '\\':
-				i++
-			case c == '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
+	for i := 0; i < len(raw); {
+		switch raw[i] {
 		case '"':
-			inString = true
+			end := closingQuote(raw, i)
+			if end < 0 {
+				return false
+			}
+			i = end + 1
 		case ' ', '\t', '\n', '\r':
 			return false
+		default:
+			i++
 		}
 	}
-	return !inString && len(raw) > 0
+	return len(raw) > 0
+}
+
+// closingQuote is the index of the quote that ends the string opening at
+// raw[open], or -1: a quote preceded by an odd number of backslashes is
+// escaped.
+func closingQuote(raw []byte, open int) int {
+	for j := open + 1; ; j++ {
+		k := bytes.IndexByte(raw[j:], '"')
+		if k < 0 {
+			return -1
+		}
+		j += k
+		n := 0
+		for p := j - 1; p > open && raw[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return j
+		}
+	}
 }
 
 // safeSet marks the ASCII bytes encoding/json writes as they are when it
@@ -538,13 +607,37 @@ var safeSet = func() (s [utf8.RuneSelf]bool) {
 
 const hexDigits = "0123456789abcdef"
 
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// plain8 reports whether the eight bytes of w are all written as they are:
+// ASCII from 0x20, and neither '"' nor '\\'. Each test is the exact "has a
+// byte less than n" / "has a zero byte" bit trick.
+func plain8(w uint64) bool {
+	ctl := (w - 0x20*lsb) &^ w
+	q := w ^ ('"' * lsb)
+	bs := w ^ ('\\' * lsb)
+	return (w|ctl|(q-lsb)&^q|(bs-lsb)&^bs)&msb == 0
+}
+
 // appendString writes s as encoding/json writes a string without HTML
 // escaping: \b \f \n \r \t and the other control characters escaped,
 // invalid UTF-8 as \ufffd, U+2028 and U+2029 escaped.
 func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
+	// The string's bytes, read in place: one 64-bit load per eight bytes.
+	raw := unsafe.Slice(unsafe.StringData(s), len(s))
 	for i := 0; i < len(s); {
+		// Eight bytes at a time while none needs a look of its own.
+		for i+8 <= len(raw) && plain8(binary.LittleEndian.Uint64(raw[i:])) {
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
 		if c := s[i]; c < utf8.RuneSelf {
 			if safeSet[c] {
 				i++

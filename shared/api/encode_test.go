@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"reflect"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // stdJSON is what the handler wrote before Appender: a json.Encoder without
@@ -136,4 +138,55 @@ func FuzzAppendJSON(f *testing.F) {
 			checkSame(t, "raw", page)
 		}
 	})
+}
+
+// TestPlain8 holds the eight-byte test to the byte-at-a-time one for every
+// byte in every position.
+func TestPlain8(t *testing.T) {
+	for c := 0; c < 256; c++ {
+		for pos := range 8 {
+			w := uint64(lsb * 'a')
+			w = w&^(0xff<<(8*pos)) | uint64(c)<<(8*pos)
+			want := c < utf8.RuneSelf && safeSet[c]
+			if got := plain8(w); got != want {
+				t.Fatalf("byte %#x at %d: plain8 %v, want %v", c, pos, got, want)
+			}
+		}
+	}
+}
+
+func TestIsCompactStrings(t *testing.T) {
+	for raw, want := range map[string]bool{
+		`{"a":"b c"}`: true, `{"a": "b"}`: false, `{"a":"\" "}`: true, `{"a":"x`: false,
+		`{"a":"x\\"}`: true, `{"a":"x\\" }`: false, `{"a":"x\\\" y"}`: true, `["\\\\"," "]`: true, `[ ]`: false,
+	} {
+		if got := isCompact([]byte(raw)); got != want {
+			t.Errorf("isCompact(%s) = %v, want %v", raw, got, want)
+		}
+	}
+}
+
+// sliceSource is a GraphSource over a Graph's own items.
+type sliceSource struct{ g *Graph }
+
+func (s sliceSource) GraphDocument(i int) GraphDocument { return s.g.Documents[i] }
+func (s sliceSource) GraphEdge(i int) GraphEdge         { return s.g.Edges[i] }
+
+// TestGraphViewWritesTheGraph: a view writes its Graph's bytes.
+func TestGraphViewWritesTheGraph(t *testing.T) {
+	for _, s := range tricky {
+		for _, v := range sample(s, 0.5) {
+			g, ok := v.(*Graph)
+			if !ok || g.Documents == nil || g.Edges == nil {
+				continue // a view always has lists
+			}
+			view := &GraphView{Source: sliceSource{g}, Documents: len(g.Documents), Edges: len(g.Edges), Truncated: g.Truncated, Schema: g.Schema}
+			if got, want := view.AppendJSON(nil), g.AppendJSON(nil); !bytes.Equal(got, want) {
+				t.Fatalf("view %s\nwant %s", got, want)
+			}
+			if !reflect.DeepEqual(view.Graph(), g) {
+				t.Fatalf("view.Graph() is not the graph")
+			}
+		}
+	}
 }

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -44,28 +43,39 @@ const MinCompressBytes = 1024
 // revalidate (no-cache), since documents change without notice.
 const cacheControl = "private, no-cache"
 
-var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+// answerBuf is a reusable buffer of an answer's bytes. Encoders append to
+// it straight: an answer is neither copied nor grown twice, and in steady
+// state it allocates nothing (a graph at its caps is 2.4 MB).
+type answerBuf struct{ b []byte }
+
+var bufPool = sync.Pool{New: func() any { return new(answerBuf) }}
 
 // maxPooled is the largest buffer kept for reuse: a rare huge answer is not
 // held alive between requests.
 const maxPooled = 4 << 20
 
-func getBuf() *bytes.Buffer {
-	b := bufPool.Get().(*bytes.Buffer)
-	b.Reset()
+func getBuf() *answerBuf {
+	b := bufPool.Get().(*answerBuf)
+	b.b = b.b[:0]
 	return b
 }
 
-func putBuf(b *bytes.Buffer) {
-	if b.Cap() <= maxPooled {
+func putBuf(b *answerBuf) {
+	if cap(b.b) <= maxPooled {
 		bufPool.Put(b)
 	}
 }
 
+// Write lets encoding/json and gzip append to the buffer.
+func (a *answerBuf) Write(p []byte) (int, error) {
+	a.b = append(a.b, p...)
+	return len(p), nil
+}
+
 // encode appends v's JSON, with a trailing newline, to dst.
-func encode(dst *bytes.Buffer, v any) error {
+func encode(dst *answerBuf, v any) error {
 	if a, ok := v.(api.Appender); ok {
-		dst.Write(a.AppendJSON(dst.AvailableBuffer()))
+		dst.b = a.AppendJSON(dst.b)
 		return nil
 	}
 	enc := json.NewEncoder(dst)
@@ -186,10 +196,10 @@ var (
 
 // compress writes body in coding to dst. Both encoders are deterministic at
 // their settings, so a coded ETag always names the same bytes.
-func compress(dst *bytes.Buffer, coding string, body []byte) {
+func compress(dst *answerBuf, coding string, body []byte) {
 	switch coding {
 	case codingZstd:
-		dst.Write(zstdEncoder.EncodeAll(body, dst.AvailableBuffer()))
+		dst.b = zstdEncoder.EncodeAll(body, dst.b)
 	case codingGzip:
 		zw := gzipPool.Get().(*gzip.Writer)
 		zw.Reset(dst)
@@ -200,7 +210,8 @@ func compress(dst *bytes.Buffer, coding string, body []byte) {
 }
 
 // writeAnswer writes v as the 200 of a GET or HEAD, or the 304 of a
-// conditional one.
+// conditional one, and keeps it in the memo when the request has a slot
+// there.
 func (s *server) writeAnswer(w http.ResponseWriter, r *http.Request, v any) {
 	buf := getBuf()
 	defer putBuf(buf)
@@ -208,8 +219,17 @@ func (s *server) writeAnswer(w http.ResponseWriter, r *http.Request, v any) {
 		s.writeError(w, r, fmt.Errorf("httpapi: encode %T: %w", v, err))
 		return
 	}
-	body := buf.Bytes()
-	tag := etag(body)
+	tag := etag(buf.b)
+	if slot, ok := r.Context().Value(memoKey).(*memoSlot); ok {
+		s.memo.put(slot.version, slot.key, buf.b, tag)
+	}
+	s.sendAnswer(w, r, buf.b, tag)
+}
+
+// sendAnswer sends an answer's JSON, whose entity tag is tag: a 304 when
+// If-None-Match names it, else the body, compressed when the client accepts
+// a coding and it is worth it.
+func (s *server) sendAnswer(w http.ResponseWriter, r *http.Request, body []byte, tag string) {
 	h := w.Header()
 	h.Set("Cache-Control", cacheControl)
 	h.Set("Vary", "Accept-Encoding")
@@ -228,7 +248,7 @@ func (s *server) writeAnswer(w http.ResponseWriter, r *http.Request, v any) {
 		out := getBuf()
 		defer putBuf(out)
 		compress(out, coding, body)
-		body = out.Bytes()
+		body = out.b
 		h.Set("Content-Encoding", coding)
 	}
 	if s.MaxAnswerBytes > 0 && len(body) > s.MaxAnswerBytes {

@@ -57,6 +57,9 @@ func (s *server) routes() {
 		if !ok {
 			panic("httpapi: no handler for route " + rt.Path)
 		}
+		if rt.Group != GroupSearch { // a search spends credit: never kept
+			h = s.memoized(h)
+		}
 		s.mux.Handle(rt.Path, get(h))
 	}
 	if len(handlers) != len(Routes) {

@@ -51,11 +51,16 @@ type Config struct {
 	// Gateway it is what one streamed answer can carry in time
 	// (shared/aws/apigw).
 	MaxAnswerBytes int
+	// MemoBytes bounds the answers kept over a snapshot store
+	// (doclib.Versioned; memo.go): 0 is DefaultMemoBytes, below 0 keeps
+	// none. Other stores keep none whatever it says.
+	MemoBytes int
 }
 
 type server struct {
 	Config
-	mux *http.ServeMux
+	mux  *http.ServeMux
+	memo *memo // nil: answers are not kept
 }
 
 // NewServer returns the API's handler.
@@ -83,6 +88,11 @@ func NewServer(cfg Config) http.Handler {
 		cfg.ClientIP = remoteHost
 	}
 	s := &server{Config: cfg, mux: http.NewServeMux()}
+	if cfg.Service != nil {
+		if _, ok := cfg.Service.Version(); ok {
+			s.memo = newMemo(cfg.MemoBytes)
+		}
+	}
 	if s.Authenticate == nil {
 		s.Authenticate = s.bearerKey
 	}
@@ -112,6 +122,7 @@ const (
 	principalKey ctxKey = iota
 	ipTakeKey
 	keyTakeKey
+	memoKey
 	accessKey
 )
 

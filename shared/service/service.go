@@ -71,6 +71,16 @@ func New(store doclib.Store, now func() time.Time, opts ...Option) *Service {
 	return s
 }
 
+// Version is the store's snapshot number when its data is a snapshot
+// (doclib.Versioned): every answer but a search's is then a function of
+// the version, the principal and the request alone.
+func (s *Service) Version() (uint64, bool) {
+	if v, ok := s.store.(doclib.Versioned); ok {
+		return v.Version(), true
+	}
+	return 0, false
+}
+
 // Page is a validated page request.
 type Page struct {
 	Number int
@@ -283,8 +293,11 @@ func (s *Service) Document(ctx context.Context, p *doclib.Principal, id string) 
 }
 
 // Graph is GET /libraries/{id}/graph. Both ends of every edge are in the library,
-// so the library's scope covers the whole response.
-func (s *Service) Graph(ctx context.Context, p *doclib.Principal, ref string) (*api.Graph, error) {
+// so the library's scope covers the whole response. The answer is a view of
+// the store's documents and edges, written item by item (api.GraphView):
+// a graph at its caps is 7,000 items, and copying them into an api.Graph
+// first cost as much as writing them.
+func (s *Service) Graph(ctx context.Context, p *doclib.Principal, ref string) (*api.GraphView, error) {
 	lib, err := s.library(ctx, p, ref)
 	if err != nil {
 		return nil, err
@@ -293,17 +306,23 @@ func (s *Service) Graph(ctx context.Context, p *doclib.Principal, ref string) (*
 	if err != nil {
 		return nil, fmt.Errorf("service: graph of %s: %w", lib.ID, err)
 	}
-	out := &api.Graph{Documents: make([]api.GraphDocument, len(docs)), Edges: make([]api.GraphEdge, len(edges)),
-		Truncated: truncated, Schema: schemaOut(lib.Schema)}
-	for i, d := range docs {
-		out.Documents[i] = api.GraphDocument{ID: d.ID, Title: d.Title, Category: d.Category, Tags: d.Tags,
-			Applications: d.Applications, RecordingCount: d.RecordingCount, LastSeen: api.Time{Time: d.LastSeen}}
-	}
-	for i, e := range edges {
-		out.Edges[i] = graphEdgeOut(e)
-	}
-	return out, nil
+	return &api.GraphView{Source: graphSource{docs, edges}, Documents: len(docs), Edges: len(edges),
+		Truncated: truncated, Schema: schemaOut(lib.Schema)}, nil
 }
+
+// graphSource is a store's graph as an api.GraphSource.
+type graphSource struct {
+	docs  []*doclib.Document
+	edges []*doclib.Edge
+}
+
+func (g graphSource) GraphDocument(i int) api.GraphDocument {
+	d := g.docs[i]
+	return api.GraphDocument{ID: d.ID, Title: d.Title, Category: d.Category, Tags: d.Tags,
+		Applications: d.Applications, RecordingCount: d.RecordingCount, LastSeen: api.Time{Time: d.LastSeen}}
+}
+
+func (g graphSource) GraphEdge(i int) api.GraphEdge { return graphEdgeOut(g.edges[i]) }
 
 // Directions of a traversal.
 const (
@@ -350,39 +369,54 @@ func (s *Service) Traverse(ctx context.Context, p *doclib.Principal, id string, 
 		return nil, documentNotFound(id)
 	}
 
-	depthOf := map[string]int{root.ID: 0}
+	// Each reached document's depth, and whether its edges were followed
+	// (it was expanded). Walking both ways, an edge between two expanded
+	// documents is met from each end: it is kept from the first, and met
+	// again from the second, whose other end is then expanded. A document
+	// counts as expanded once its outgoing edges are in, so that a self-loop,
+	// met again as an incoming edge, is kept once too. No set of edges is
+	// needed (it hashed three strings per edge, most of a walk's time).
+	type node struct {
+		depth    int
+		expanded bool
+	}
+	nodes := make(map[string]node, 64)
+	nodes[root.ID] = node{}
 	order := []string{root.ID}
 	reached := map[string]*doclib.Document{root.ID: root}
-	type edgeKey struct{ s, t, l string }
-	seenEdge := map[edgeKey]bool{}
 	edges := []api.GraphEdge{}
 	frontier := []string{root.ID}
+	both := tp.Direction == DirectionBoth
 	for depth := 1; depth <= tp.Depth && len(frontier) > 0; depth++ {
 		var next []string
+		follow := func(e *doclib.Edge, other, otherLib string) {
+			if (tp.Label != "" && e.Label != tp.Label) || !p.SeesLibraryID(otherLib) {
+				return
+			}
+			st, known := nodes[other]
+			if both && known && st.expanded {
+				return // kept from other's end
+			}
+			edges = append(edges, graphEdgeOut(e))
+			if !known {
+				nodes[other] = node{depth: depth}
+				order = append(order, other)
+				next = append(next, other)
+			}
+		}
 		for _, from := range frontier {
 			de := edgesOf[from]
 			if de == nil {
-				continue
-			}
-			follow := func(e *doclib.Edge, other, otherLib string) {
-				if (tp.Label != "" && e.Label != tp.Label) || !p.SeesLibraryID(otherLib) {
-					return
-				}
-				if k := (edgeKey{e.SourceID, e.TargetID, e.Label}); !seenEdge[k] {
-					seenEdge[k] = true
-					edges = append(edges, graphEdgeOut(e))
-				}
-				if _, ok := depthOf[other]; !ok {
-					depthOf[other] = depth
-					order = append(order, other)
-					next = append(next, other)
-				}
+				de = &doclib.DocumentEdges{}
 			}
 			if tp.Direction != DirectionIncoming {
 				for _, e := range de.Outgoing {
 					follow(e, e.TargetID, e.TargetLibraryID)
 				}
 			}
+			st := nodes[from]
+			st.expanded = true
+			nodes[from] = st
 			if tp.Direction != DirectionOutgoing {
 				for _, e := range de.Incoming {
 					follow(e, e.SourceID, e.SourceLibraryID)
@@ -423,7 +457,7 @@ func (s *Service) Traverse(ctx context.Context, p *doclib.Principal, id string, 
 		}
 		needed[d.LibraryID] = true
 		out.Nodes = append(out.Nodes, api.TraverseNode{ID: d.ID, Title: d.Title, Category: d.Category,
-			Tags: d.Tags, Applications: d.Applications, LibraryID: d.LibraryID, Depth: depthOf[nid], Content: d.Content})
+			Tags: d.Tags, Applications: d.Applications, LibraryID: d.LibraryID, Depth: nodes[nid].depth, Content: d.Content})
 	}
 	for _, l := range libs {
 		if needed[l.ID] && p.Sees(l) {

@@ -20,9 +20,20 @@ type Store struct {
 	snap atomic.Pointer[snapshot]
 }
 
-var _ doclib.Store = (*Store)(nil)
+var (
+	_ doclib.Store     = (*Store)(nil)
+	_ doclib.Versioned = (*Store)(nil)
+)
+
+// versions numbers the snapshots of every store of the process.
+var versions atomic.Uint64
+
+// Version implements doclib.Versioned: the snapshot's number, new at every
+// Replace.
+func (s *Store) Version() uint64 { return s.load().version }
 
 type snapshot struct {
+	version     uint64 // unique to this snapshot: doclib.Versioned
 	keys        map[doclib.KeyHash]*doclib.APIKey
 	workspaces  map[string]*doclib.Workspace
 	devices     map[string]*doclib.Device
@@ -80,6 +91,7 @@ func (s *Store) Replace(d *doclib.DataSet) { s.snap.Store(build(d)) }
 
 func build(d *doclib.DataSet) *snapshot {
 	sn := &snapshot{
+		version:     versions.Add(1),
 		keys:        make(map[doclib.KeyHash]*doclib.APIKey, len(d.APIKeys)),
 		workspaces:  make(map[string]*doclib.Workspace, len(d.Workspaces)),
 		devices:     make(map[string]*doclib.Device, len(d.Devices)),
