@@ -5,6 +5,7 @@
 package functions_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -69,6 +70,7 @@ type runtimeAPI struct {
 	event    []byte
 	mu       sync.Mutex
 	answer   []byte
+	ctype    string // the answer's Content-Type
 	failed   []byte
 	answered chan struct{}
 	served   bool
@@ -89,14 +91,14 @@ func (r *runtimeAPI) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			return
 		}
 		w.Header().Set("Lambda-Runtime-Aws-Request-Id", "8476a536-e9f4-11e8-9739-2dfe598c3fcd")
-		w.Header().Set("Lambda-Runtime-Deadline-Ms", fmt.Sprint(time.Now().Add(30*time.Second).UnixMilli()))
+		w.Header().Set("Lambda-Runtime-Deadline-Ms", fmt.Sprint(time.Now().Add(60*time.Second).UnixMilli()))
 		w.Header().Set("Lambda-Runtime-Invoked-Function-Arn", "arn:aws:lambda:us-east-1:123456789012:function:doclib-test")
 		w.Header().Set("Lambda-Runtime-Trace-Id", "Root=1-5bef4de7-ad49b0e87f6ef6c87fc2e700;Parent=9a9197af755a6419;Sampled=1")
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(r.event)
 	case req.Method == "POST" && strings.HasSuffix(path, "/response"):
 		r.mu.Lock()
-		r.answer = body
+		r.answer, r.ctype = body, req.Header.Get("Content-Type")
 		r.mu.Unlock()
 		w.WriteHeader(http.StatusAccepted)
 		close(r.answered)
@@ -155,17 +157,21 @@ func TestFunctionsStartAndAnswerAnEvent(t *testing.T) {
 	}
 	cases := []struct {
 		function, event string
-		check           func(t *testing.T, answer []byte)
+		check           func(t *testing.T, answer []byte, ctype string)
+		env             []string
 	}{
-		{lambdaapp.FunctionLibraries, "apigw-libraries.json", proxyAnswer(200, `"lib_it"`)},
-		{lambdaapp.FunctionDocuments, "apigw-document.json", proxyAnswer(200, `"edges"`)},
-		{lambdaapp.FunctionSearch, "apigw-search.json", proxyAnswer(200, `"documents"`)},
-		{lambdaapp.FunctionAuthorizer, "authorizer-allow.json", func(t *testing.T, answer []byte) {
+		{lambdaapp.FunctionLibraries, "apigw-libraries.json", proxyAnswer(200, `"lib_it"`, true), nil},
+		{lambdaapp.FunctionDocuments, "apigw-document.json", proxyAnswer(200, `"edges"`, true), nil},
+		{lambdaapp.FunctionSearch, "apigw-search.json", proxyAnswer(200, `"documents"`, true), nil},
+		// The stack's BUFFERED integration (-c responseStreaming=false).
+		{lambdaapp.FunctionDocuments, "apigw-document.json", proxyAnswer(200, `"edges"`, false),
+			[]string{settings.EnvResponseTransfer + "=" + settings.TransferBuffered}},
+		{lambdaapp.FunctionAuthorizer, "authorizer-allow.json", func(t *testing.T, answer []byte, _ string) {
 			if !strings.Contains(string(answer), `"Effect":"Allow"`) || !strings.Contains(string(answer), `"usageIdentifierKey":"dlu`) {
 				t.Errorf("authorizer answer %.400s", answer)
 			}
-		}},
-		{lambdaapp.FunctionIndexer, "dynamodb-insert-document.json", func(t *testing.T, answer []byte) {
+		}, nil},
+		{lambdaapp.FunctionIndexer, "dynamodb-insert-document.json", func(t *testing.T, answer []byte, _ string) {
 			if strings.TrimSpace(string(answer)) != `{"batchItemFailures":[]}` && strings.TrimSpace(string(answer)) != `{"batchItemFailures":null}` {
 				t.Errorf("indexer answer %s, want no failures", answer)
 			}
@@ -173,10 +179,10 @@ func TestFunctionsStartAndAnswerAnEvent(t *testing.T) {
 			if reqs[len(reqs)-1] != "POST /_bulk" {
 				t.Errorf("the indexer's last request was %q, want its bulk write", reqs[len(reqs)-1])
 			}
-		}},
+		}, nil},
 	}
 	for _, c := range cases {
-		t.Run(c.function, func(t *testing.T) {
+		t.Run(c.function+strings.Join(c.env, ","), func(t *testing.T) {
 			event, err := os.ReadFile(filepath.Join("..", "events", c.event))
 			if err != nil {
 				t.Fatal(err)
@@ -186,7 +192,7 @@ func TestFunctionsStartAndAnswerAnEvent(t *testing.T) {
 			defer rt.Close()
 			bin := build(t, c.function, dir, runtime.GOOS, runtime.GOARCH)
 			cmd := exec.Command(bin)
-			cmd.Env = append(append([]string{}, env...), "AWS_LAMBDA_RUNTIME_API="+strings.TrimPrefix(rt.URL, "http://"))
+			cmd.Env = append(append(append([]string{}, env...), c.env...), "AWS_LAMBDA_RUNTIME_API="+strings.TrimPrefix(rt.URL, "http://"))
 			var logs strings.Builder
 			cmd.Stdout, cmd.Stderr = &logs, &logs
 			start := time.Now()
@@ -201,24 +207,37 @@ func TestFunctionsStartAndAnswerAnEvent(t *testing.T) {
 			}
 			took := time.Since(start)
 			api.mu.Lock()
-			answer, failed := api.answer, api.failed
+			answer, ctype, failed := api.answer, api.ctype, api.failed
 			api.mu.Unlock()
 			if failed != nil {
 				t.Fatalf("the function reported an error: %s\nlogs:\n%s", failed, logs.String())
 			}
-			c.check(t, answer)
+			c.check(t, answer, ctype)
 			t.Logf("%s: start to first answer %s", c.function, took.Round(time.Millisecond))
 		})
 	}
 }
 
-// proxyAnswer checks a proxy integration answer's status and body.
-func proxyAnswer(status int, bodyHas string) func(t *testing.T, answer []byte) {
-	return func(t *testing.T, answer []byte) {
+// proxyAnswer checks a proxy integration answer's status and body: in API
+// Gateway's streaming format (a JSON prelude, eight NUL bytes, the body) or
+// as one JSON document.
+func proxyAnswer(status int, bodyHas string, streamed bool) func(t *testing.T, answer []byte, ctype string) {
+	return func(t *testing.T, answer []byte, ctype string) {
 		var resp struct {
 			StatusCode        int                 `json:"statusCode"`
 			MultiValueHeaders map[string][]string `json:"multiValueHeaders"`
 			Body              string              `json:"body"`
+		}
+		const streamType = "application/vnd.awslambda.http-integration-response"
+		if streamed != (ctype == streamType) {
+			t.Fatalf("answer Content-Type %q; streamed %v", ctype, streamed)
+		}
+		if streamed {
+			prelude, body, ok := bytes.Cut(answer, make([]byte, 8))
+			if !ok {
+				t.Fatalf("streamed answer without the eight NUL bytes after its prelude: %.300s", answer)
+			}
+			answer, resp.Body = prelude, string(body)
 		}
 		if err := json.Unmarshal(answer, &resp); err != nil {
 			t.Fatalf("answer %s: %v", answer, err)

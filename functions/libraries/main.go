@@ -26,7 +26,7 @@ func main() {
 // newHandler wires the handler from the environment the stack sets. It makes
 // no network call, and builds no embedder or OpenSearch client: only the
 // search function needs them, so this cold start stays small.
-func newHandler(ctx context.Context, getenv func(string) string, log *slog.Logger) (apigw.ProxyHandler, error) {
+func newHandler(ctx context.Context, getenv func(string) string, log *slog.Logger) (any, error) {
 	api, err := settings.APIFromEnv(getenv) // the table, the per-key and per-IP limits
 	if err != nil {
 		return nil, err
@@ -36,6 +36,10 @@ func newHandler(ctx context.Context, getenv func(string) string, log *slog.Logge
 		return nil, err
 	}
 	svc := service.New(dynamo.NewStore(t), nil, service.WithLogger(log), service.WithAccountHelp(api.AccountHelp))
-	return apigw.Handler(httpapi.NewServer(httpapi.Config{Service: svc, Limiter: dynamo.NewLimiter(t), KeyLimit: api.KeyLimit,
-		IPLimit: api.IPLimit, Logger: log, RequestID: apigw.RequestID, Authenticate: apigw.Principal(time.Now, api.AccountHelp)})), nil
+	h := httpapi.NewServer(httpapi.Config{Service: svc, Limiter: dynamo.NewLimiter(t), KeyLimit: api.KeyLimit,
+		IPLimit: api.IPLimit, Logger: log, RequestID: apigw.RequestID, Authenticate: apigw.Principal(time.Now, api.AccountHelp),
+		// Streamed answers are compressed here and bounded by what one stream
+		// carries in time; buffered ones are compressed by API Gateway.
+		Uncompressed: !api.Streaming, MaxAnswerBytes: apigw.MaxAnswerBytes(api.Streaming)})
+	return apigw.Serve(h, api.Streaming), nil // by DOCLIB_RESPONSE_TRANSFER
 }

@@ -27,7 +27,7 @@ func main() {
 // newHandler wires the handler from the environment the stack sets. On
 // OpenSearch it makes no network call (the index is checked before the
 // first search); on the embedded tier it loads the snapshot in service.
-func newHandler(ctx context.Context, getenv func(string) string, log *slog.Logger) (apigw.ProxyHandler, error) {
+func newHandler(ctx context.Context, getenv func(string) string, log *slog.Logger) (any, error) {
 	api, err := settings.APIFromEnv(getenv) // the table, the per-key and per-IP limits
 	if err != nil {
 		return nil, err
@@ -47,6 +47,10 @@ func newHandler(ctx context.Context, getenv func(string) string, log *slog.Logge
 	}
 	searcher.EmbedBudget = search.DefaultEmbedBudget // a slow embedding fails the search as unavailable
 	svc := service.New(dynamo.NewStore(t), nil, service.WithSearch(searcher, dynamo.NewLedger(t)), service.WithLogger(log), service.WithAccountHelp(api.AccountHelp))
-	return apigw.Handler(httpapi.NewServer(httpapi.Config{Service: svc, Limiter: dynamo.NewLimiter(t), KeyLimit: api.KeyLimit,
-		IPLimit: api.IPLimit, Logger: log, RequestID: apigw.RequestID, Authenticate: apigw.Principal(time.Now, api.AccountHelp)})), nil
+	h := httpapi.NewServer(httpapi.Config{Service: svc, Limiter: dynamo.NewLimiter(t), KeyLimit: api.KeyLimit,
+		IPLimit: api.IPLimit, Logger: log, RequestID: apigw.RequestID, Authenticate: apigw.Principal(time.Now, api.AccountHelp),
+		// Streamed answers are compressed here and bounded by what one stream
+		// carries in time; buffered ones are compressed by API Gateway.
+		Uncompressed: !api.Streaming, MaxAnswerBytes: apigw.MaxAnswerBytes(api.Streaming)})
+	return apigw.Serve(h, api.Streaming), nil // by DOCLIB_RESPONSE_TRANSFER
 }

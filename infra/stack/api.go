@@ -42,6 +42,7 @@ const accessLogFormat = `{"requestId":"$context.requestId","extendedRequestId":"
 
 // api is the REST API and what hangs off it.
 type api struct {
+	transfer   string // the integrations' ResponseTransferMode
 	rest       awsapigateway.RestApi
 	stage      awsapigateway.Stage
 	plans      map[string]awsapigateway.UsagePlan // by tier
@@ -60,9 +61,6 @@ func newAPI(s awscdk.Stack, cfg Config, fns map[string]*function) *api {
 		// The account's logging role is declared below, without the
 		// AWS-managed policy CDK's own role would use.
 		CloudWatchRole: jsii.Bool(false),
-		// The graph answer is up to 2.3 MB of JSON; gzip cuts transfer time
-		// for clients that accept it.
-		MinCompressionSize: awscdk.Size_Bytes(jsii.Number(1024)),
 		DeployOptions: &awsapigateway.StageOptions{
 			StageName:            jsii.String(StageName),
 			AccessLogDestination: awsapigateway.NewLogGroupLogDestination(accessLogs),
@@ -81,12 +79,19 @@ func newAPI(s awscdk.Stack, cfg Config, fns map[string]*function) *api {
 			ThrottlingBurstLimit: jsii.Number(float64(cfg.StageBurstLimit)),
 		},
 	})
+	if !cfg.ResponseStreaming {
+		// A buffered answer is compressed by the gateway for a client that
+		// accepts gzip (the functions then leave it alone); a streamed one
+		// cannot be (API Gateway: "Stream the integration response"), so
+		// the functions compress it themselves.
+		rest.Node().DefaultChild().(awsapigateway.CfnRestApi).SetMinimumCompressionSize(jsii.Number(httpapi.MinCompressBytes))
+	}
 	if cfg.UsagePlans {
 		// Clients send only their doclib key; the authorizer returns the
 		// usage identifier that selects the key's usage plan.
 		rest.Node().DefaultChild().(awsapigateway.CfnRestApi).SetApiKeySourceType(jsii.String("AUTHORIZER"))
 	}
-	a := &api{rest: rest, stage: rest.DeploymentStage(), plans: map[string]awsapigateway.UsagePlan{}, accessLogs: accessLogs}
+	a := &api{transfer: cfg.transferMode(), rest: rest, stage: rest.DeploymentStage(), plans: map[string]awsapigateway.UsagePlan{}, accessLogs: accessLogs}
 	a.stage.Node().AddDependency(cloudWatchAccount(s))
 
 	authorizer := awsapigateway.NewRequestAuthorizer(s, jsii.String("KeyAuthorizer"), &awsapigateway.RequestAuthorizerProps{
@@ -145,6 +150,11 @@ func (a *api) addRoutes(fns map[string]*function, authorizer awsapigateway.IAuth
 				// No console test invocations: they would bypass the authorizer
 				// and double the function's resource policy.
 				AllowTestInvoke: jsii.Bool(false),
+				// STREAM: API Gateway invokes the function with
+				// InvokeWithResponseStream and passes its answer on as it
+				// comes, so no answer is bound by Lambda's 6 MB or the
+				// gateway's 10 MB (docs/design.md, "Answers of any size").
+				ResponseTransferMode: awsapigateway.ResponseTransferMode(a.transfer),
 			})
 			integrations[rt.Group] = in
 		}

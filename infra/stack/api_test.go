@@ -13,6 +13,8 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	doclib "github.com/doclib/doclib/shared"
+	"github.com/doclib/doclib/shared/aws/apigw"
+	"github.com/doclib/doclib/shared/aws/lambdaapp"
 	"github.com/doclib/doclib/shared/aws/usageplan"
 	"github.com/doclib/doclib/shared/httpapi"
 )
@@ -113,9 +115,16 @@ func TestAPIResourcesAreTheRoutes(t *testing.T) {
 			}
 			in := m["Integration"].(map[string]any)
 			fn := s.functionID(t, group)
-			if in["Type"] != "AWS_PROXY" || in["IntegrationHttpMethod"] != "POST" ||
-				!strings.Contains(render(in["Uri"]), "/functions/<"+fn+".Arn>/invocations") {
-				t.Errorf("route %s: integration %s %s, want AWS_PROXY to the %s function", p, in["Type"], render(in["Uri"]), group)
+			// STREAM: InvokeWithResponseStream, its own API version and path
+			// (docs/design.md, "Answers of any size").
+			uri := "path/2021-11-15/functions/<" + fn + ".Arn>/response-streaming-invocations"
+			if !s.cfg.ResponseStreaming {
+				uri = "path/2015-03-31/functions/<" + fn + ".Arn>/invocations"
+			}
+			if in["Type"] != "AWS_PROXY" || in["IntegrationHttpMethod"] != "POST" || in["ResponseTransferMode"] != s.cfg.transferMode() ||
+				!strings.HasSuffix(render(in["Uri"]), uri) {
+				t.Errorf("route %s: integration %s %s %v, want AWS_PROXY to the %s function in %s mode", p, in["Type"], render(in["Uri"]),
+					in["ResponseTransferMode"], group, s.cfg.transferMode())
 			}
 		}
 		if n := len(s.resources("AWS::ApiGateway::Method")); n != len(httpapi.Routes) {
@@ -418,4 +427,34 @@ func (s *synthesized) gatewayResponse(t *testing.T, typ string) map[string]any {
 	}
 	t.Fatalf("no gateway response %s", typ)
 	return nil
+}
+
+// TestResponseTransfer: a streaming stack compresses nothing at the gateway
+// (API Gateway cannot for a stream) and gives each API function the time to
+// stream its largest answer; a buffered one (-c responseStreaming=false) lets
+// the gateway compress and keeps the functions' timeouts.
+func TestResponseTransfer(t *testing.T) {
+	for _, variant := range []map[string]any{defaultContext, customContext} {
+		s := synth(t, variant)
+		rest := s.one(t, "AWS::ApiGateway::RestApi").Props
+		if got, set := rest["MinimumCompressionSize"]; set == s.cfg.ResponseStreaming || (set && got != float64(httpapi.MinCompressBytes)) {
+			t.Errorf("streaming %v: MinimumCompressionSize %v (set %v); want it only when buffered, at %d",
+				s.cfg.ResponseStreaming, got, set, httpapi.MinCompressBytes)
+		}
+		for _, name := range []string{lambdaapp.FunctionLibraries, lambdaapp.FunctionDocuments, lambdaapp.FunctionSearch, lambdaapp.FunctionAuthorizer} {
+			var timeout float64
+			for _, f := range s.resources("AWS::Lambda::Function") {
+				if f.ID == s.functionID(t, name) {
+					timeout, _ = f.Props["Timeout"].(float64)
+				}
+			}
+			want := float64(sizes[name].timeoutSec)
+			if s.cfg.ResponseStreaming && name != lambdaapp.FunctionAuthorizer {
+				want += float64(apigw.StreamSeconds)
+			}
+			if timeout != want {
+				t.Errorf("streaming %v: %s timeout %v s, want %v", s.cfg.ResponseStreaming, name, timeout, want)
+			}
+		}
+	}
 }

@@ -12,6 +12,7 @@ import (
 
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/aws/lambdaapp"
+	"github.com/doclib/doclib/shared/settings"
 )
 
 // Search backends: the "search" context value.
@@ -102,6 +103,13 @@ type Config struct {
 	// limit to the function alone and spends no usage plan or API key of the
 	// account's quotas (infra/README.md, "Many customers in one account").
 	UsagePlans bool
+	// ResponseStreaming has API Gateway stream the functions' answers
+	// (integrations with ResponseTransferMode STREAM), so that an answer of
+	// any size the spec allows arrives whole: a buffered Lambda answer is
+	// at most 6 MB. False is the buffered integration, for a Region where
+	// Lambda response streaming is not offered: answers over 6 MB then fail
+	// with 503 unavailable (docs/design.md, "Answers of any size").
+	ResponseStreaming bool
 	// Retain keeps the table (with deletion protection), the domain and the
 	// log groups when the stack is deleted. False is for test stacks:
 	// `cdk destroy` then deletes them with everything in them.
@@ -138,6 +146,7 @@ var Defaults = Config{
 	LogRetentionDays:       90,
 	Retain:                 true,
 	UsagePlans:             true,
+	ResponseStreaming:      true,
 }
 
 // Context keys.
@@ -161,6 +170,7 @@ const (
 	KeyAlarmEmail             = "alarmEmail"
 	KeyRetain                 = "retain"
 	KeyUsagePlans             = "usagePlans"
+	KeyResponseStreaming      = "responseStreaming"
 	KeyAccountHelp            = "accountHelp"
 )
 
@@ -295,6 +305,7 @@ func ParseConfig(get func(key string) any) (Config, error) {
 	})
 	p.bool(KeyRetain, &c.Retain)
 	p.bool(KeyUsagePlans, &c.UsagePlans)
+	p.bool(KeyResponseStreaming, &c.ResponseStreaming)
 	p.tier(&c)
 	return c, p.err
 }
@@ -452,6 +463,15 @@ func joinInts(ns []int) string {
 		s[i] = strconv.Itoa(n)
 	}
 	return strings.Join(s, ", ")
+}
+
+// transferMode is the API integrations' ResponseTransferMode, as
+// settings.EnvResponseTransfer gives it to the functions.
+func (c Config) transferMode() string {
+	if c.ResponseStreaming {
+		return settings.TransferStream
+	}
+	return settings.TransferBuffered
 }
 
 // StackName is the CloudFormation stack's name.

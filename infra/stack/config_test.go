@@ -19,7 +19,7 @@ func TestParseConfigDefaults(t *testing.T) {
 	}
 	want := Config{Customer: "demo", Search: "domain", OpenSearchSize: "standard", DomainInstanceType: "r7g.large.search", DomainInstanceCount: 2,
 		DomainVolumeGB: 100, DomainZones: 2, BedrockModel: "amazon.titan-embed-text-v2:0", EmbedDimensions: 1024, KeyLimit: 100, IPLimit: 300,
-		StageRateLimit: 1000, StageBurstLimit: 2000, AuthorizerCacheSeconds: 60, AuthorizerReservedConcurrency: 0, LogRetentionDays: 90, Retain: true, UsagePlans: true}
+		StageRateLimit: 1000, StageBurstLimit: 2000, AuthorizerCacheSeconds: 60, AuthorizerReservedConcurrency: 0, LogRetentionDays: 90, Retain: true, UsagePlans: true, ResponseStreaming: true}
 	if c != want {
 		t.Fatalf("defaults are %+v, want %+v (update infra/README.md with them)", c, want)
 	}
@@ -35,6 +35,7 @@ func TestParseConfigReadsEveryKey(t *testing.T) {
 		KeyEmbedDimensions: "512", KeyKeyLimit: " 120 ", KeyIPLimit: float64(600), KeyAuthorizerCacheSeconds: "0",
 		KeyLogRetentionDays: "365", KeyAlarmEmail: "ops@example.com", KeyStageRateLimit: "50", KeyStageBurstLimit: float64(80),
 		KeyAuthorizerConcurrency: "20", KeyRetain: false, KeyUsagePlans: "false", KeyAccountHelp: " In the Acme app, {action}. ",
+		KeyResponseStreaming: "false",
 	}))
 	if err != nil {
 		t.Fatal(err)

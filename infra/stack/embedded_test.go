@@ -241,7 +241,8 @@ func TestEmbeddedFunctions(t *testing.T) {
 			settings.EnvSearch: SearchEmbedded, settings.EnvSnapshotBucket: bucket, settings.EnvEmbedder: "bedrock",
 			settings.EnvEmbedModel: s.cfg.BedrockModel, settings.EnvEmbedDimensions: itoa(s.cfg.EmbedDimensions),
 		}
-		limits := map[string]string{settings.EnvKeyLimit: itoa(s.cfg.KeyLimit), settings.EnvIPLimit: itoa(s.cfg.IPLimit)}
+		limits := map[string]string{settings.EnvKeyLimit: itoa(s.cfg.KeyLimit), settings.EnvIPLimit: itoa(s.cfg.IPLimit),
+			settings.EnvResponseTransfer: settings.TransferStream}
 		table := map[string]string{settings.EnvTable: ""}
 		indexer := mergeStr(table, tier)
 		if s.cfg.UsagePlans {

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/doclib/doclib/shared/aws/apigw"
 	"github.com/doclib/doclib/shared/aws/lambdaapp"
 	"github.com/doclib/doclib/shared/aws/usageplan"
 	"github.com/doclib/doclib/shared/backend/dynamo"
@@ -19,18 +20,26 @@ import (
 
 // sizing is a function's memory and timeout. Lambda gives CPU in proportion
 // to memory, so the functions that encode large answers or call Bedrock and
-// OpenSearch get more; all API functions answer well within API Gateway's
-// 29 s integration timeout.
+// OpenSearch get more. An API function's timeout here is its time to make an
+// answer, well within API Gateway's 29 s integration timeout (time to the
+// first byte when streamed); sizeOf adds the time to stream the largest
+// answer (apigw.StreamSeconds), which the invocation lasts too.
 type sizing struct {
 	memoryMB   int
 	timeoutSec int
 	about      string
 }
 
+// The API functions read and answer the spec's largest answers (docs/design.md,
+// "Answers of any size"): a page of 100 documents at the content limit is
+// 30 MB read from the table and 30 MB of JSON, a traversal that reaches 160
+// such documents 48 MB and 53 MB. Each holds both at once, and Lambda's CPU
+// grows with memory (1,024 MB is about 0.6 vCPU), so each gets 1,024 MB and
+// 20 s to make an answer, under API Gateway's 29 s to the first byte.
 var sizes = map[string]sizing{
-	lambdaapp.FunctionLibraries:  {1024, 15, "libraries routes (a library graph is up to 2.3 MB of JSON)"},
-	lambdaapp.FunctionDocuments:  {512, 10, "documents routes"},
-	lambdaapp.FunctionSearch:     {1024, 15, "search route: Bedrock embedding and an OpenSearch query"},
+	lambdaapp.FunctionLibraries:  {1024, 20, "libraries routes (a page of 100 documents is up to 30 MB of JSON)"},
+	lambdaapp.FunctionDocuments:  {1024, 20, "documents routes (a traversal reaches every document within 3 hops)"},
+	lambdaapp.FunctionSearch:     {1024, 20, "search route: Bedrock embedding and an OpenSearch query"},
 	lambdaapp.FunctionAuthorizer: {256, 5, "REQUEST authorizer: key, device and workspace lookups"},
 	// A batch of 50 stream records may fan out to many documents, each
 	// re-read and re-embedded one text per Bedrock call.
@@ -48,6 +57,9 @@ const embeddedIndexerMemoryMB = 3008
 // sizeOf is a function's sizing in cfg's search tier.
 func sizeOf(cfg Config, name string) (sizing, bool) {
 	size, ok := sizes[name]
+	if cfg.ResponseStreaming && answersAPI(name) {
+		size.timeoutSec += apigw.StreamSeconds
+	}
 	if cfg.Search != SearchEmbedded {
 		return size, ok
 	}
@@ -58,6 +70,12 @@ func sizeOf(cfg Config, name string) (sizing, bool) {
 		size.memoryMB, size.about = embeddedIndexerMemoryMB, "DynamoDB stream to the search snapshot in S3 and API Gateway usage keys"
 	}
 	return size, ok
+}
+
+// answersAPI reports whether a function serves the API's routes (an
+// integration of the REST API), as opposed to the authorizer and indexer.
+func answersAPI(name string) bool {
+	return name == lambdaapp.FunctionLibraries || name == lambdaapp.FunctionDocuments || name == lambdaapp.FunctionSearch
 }
 
 // function is one Lambda function with its own role and log group.

@@ -37,16 +37,18 @@ func New(scope constructs.Construct, cfg Config, bins Binaries) (awscdk.Stack, e
 	search := newSearch(s, cfg, roles[lambdaapp.FunctionSearch], []awsiam.IRole{roles[lambdaapp.FunctionIndexer], operator}, cfg.retention())
 
 	base := map[string]*string{settings.EnvTable: table.TableName()}
-	// The functions that answer the API's requests end 401, 402 and 403
-	// with the deployment's account help; unset, with their default.
+	// The functions that answer the API's requests answer in their
+	// integration's transfer mode, and end 401, 402 and 403 with the
+	// deployment's account help (unset: their default).
 	answers := map[string]*string{}
 	if cfg.AccountHelp != "" {
 		answers[settings.EnvAccountHelp] = jsii.String(cfg.AccountHelp)
 	}
+	transfer := map[string]*string{settings.EnvResponseTransfer: jsii.String(cfg.transferMode())}
 	envs := map[string]map[string]*string{
-		lambdaapp.FunctionLibraries: merge(base, envLimits(cfg), answers),
-		lambdaapp.FunctionDocuments: merge(base, envLimits(cfg), answers),
-		lambdaapp.FunctionSearch:    merge(base, envLimits(cfg), envSearch(cfg, search), answers),
+		lambdaapp.FunctionLibraries: merge(base, envLimits(cfg), answers, transfer),
+		lambdaapp.FunctionDocuments: merge(base, envLimits(cfg), answers, transfer),
+		lambdaapp.FunctionSearch:    merge(base, envLimits(cfg), envSearch(cfg, search), answers, transfer),
 		// The customer is part of every usage identifier the authorizer
 		// returns, as in the indexer's EnvUsagePlans.
 		lambdaapp.FunctionAuthorizer: merge(base, map[string]*string{settings.EnvCustomer: jsii.String(cfg.Customer)}, answers),

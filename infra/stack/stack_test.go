@@ -66,7 +66,8 @@ func TestFunctions(t *testing.T) {
 			settings.EnvOpenSearchURL: "", settings.EnvOpenSearchService: "es", settings.EnvOpenSearchAlias: searchAlias, settings.EnvEmbedder: "bedrock",
 			settings.EnvEmbedModel: s.cfg.BedrockModel, settings.EnvEmbedDimensions: itoa(s.cfg.EmbedDimensions),
 		}
-		limits := map[string]string{settings.EnvKeyLimit: itoa(s.cfg.KeyLimit), settings.EnvIPLimit: itoa(s.cfg.IPLimit)}
+		limits := map[string]string{settings.EnvKeyLimit: itoa(s.cfg.KeyLimit), settings.EnvIPLimit: itoa(s.cfg.IPLimit),
+			settings.EnvResponseTransfer: s.cfg.transferMode()}
 		table := map[string]string{settings.EnvTable: ""}
 		wants := map[string]map[string]string{
 			lambdaapp.FunctionLibraries:  mergeStr(table, limits),

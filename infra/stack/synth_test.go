@@ -28,6 +28,7 @@ var (
 		KeyCustomer: "acme", KeyKeyLimit: "120", KeyIPLimit: "600",
 		KeyEmbedDimensions: "512", KeyAuthorizerCacheSeconds: "30", KeyAlarmEmail: "ops@example.com",
 		KeyStageRateLimit: "300", KeyStageBurstLimit: "600", KeyAuthorizerConcurrency: "10",
+		KeyResponseStreaming: "false",
 	}
 )
 

@@ -10,6 +10,9 @@ import (
 
 // event is one invocation as the Runtime API hands it to a process.
 type event struct {
+	// stream, when set, is where a streamed invocation's response goes as
+	// the runtime posts it (InvokeStream).
+	stream   *sink
 	id       string // Lambda-Runtime-Aws-Request-Id
 	trace    string // Lambda-Runtime-Trace-Id
 	payload  []byte
@@ -70,8 +73,8 @@ func newTraceID() string {
 // execute runs one event on an instance the caller holds: it starts the
 // instance's process first if there is none, hands the event over and waits
 // for the answer, a crash or the deadline.
-func (p *Pool) execute(in *instance, payload []byte) (Result, error) {
-	ev := &event{id: newRequestID(), trace: newTraceID(), payload: payload, done: make(chan answer, 1)}
+func (p *Pool) execute(in *instance, payload []byte, sk *sink) (Result, error) {
+	ev := &event{stream: sk, id: newRequestID(), trace: newTraceID(), payload: payload, done: make(chan answer, 1)}
 	res := Result{Instance: in.id}
 	start := time.Now()
 	p.logf(in.id, "START RequestId: %s Version: $LATEST", ev.id)

@@ -85,6 +85,11 @@ type Function struct {
 
 	// Handler is the template's Handler (_HANDLER); "" means "bootstrap".
 	Handler string
+	// StreamRate is a streamed response's bandwidth after its burst, in
+	// bytes a second; 0 is Lambda's, StreamRate. Tests that stream large
+	// answers may raise it, and must say so.
+	StreamRate float64
+
 	// LogFormat, LogLevel and LogGroup are the template's LoggingConfig
 	// (LogFormat, ApplicationLogLevel, LogGroup). Lambda passes the first
 	// two as AWS_LAMBDA_LOG_FORMAT and AWS_LAMBDA_LOG_LEVEL only when they
@@ -202,37 +207,60 @@ func Start(fn Function) *Pool {
 // When ctx ends mid-invoke the function runs on to its answer or timeout, as
 // on Lambda, and its instance stays busy until then.
 func (p *Pool) Invoke(ctx context.Context, payload []byte) (Result, error) {
+	in, err := p.admit(ctx, payload)
+	if err != nil {
+		return Result{}, err
+	}
+	done := p.launch(in, payload, nil)
+	select {
+	case o := <-done:
+		return o.res, o.err
+	case <-ctx.Done():
+		return Result{}, fmt.Errorf("lambdaemu: %s: %w", p.fn.Name, ctx.Err())
+	}
+}
+
+// admit does what Lambda's API does before an invocation runs: it refuses a
+// payload that is too large or not JSON, and takes a free instance, waiting
+// for one while ctx lasts.
+func (p *Pool) admit(ctx context.Context, payload []byte) (*instance, error) {
 	if len(payload) > MaxRequestSize {
-		return Result{}, fmt.Errorf("lambdaemu: %s: %w", p.fn.Name, ErrRequestTooLarge)
+		return nil, fmt.Errorf("lambdaemu: %s: %w", p.fn.Name, ErrRequestTooLarge)
 	}
 	if len(payload) > 0 && !json.Valid(payload) {
-		return Result{}, fmt.Errorf("lambdaemu: %s: %w", p.fn.Name, ErrInvalidRequestContent)
+		return nil, fmt.Errorf("lambdaemu: %s: %w", p.fn.Name, ErrInvalidRequestContent)
 	}
 	select {
 	case p.slots <- struct{}{}:
 	case <-ctx.Done():
-		return Result{}, fmt.Errorf("lambdaemu: %s: %w (%d instances busy): %w", p.fn.Name, ErrTooManyRequests, cap(p.slots), ctx.Err())
+		return nil, fmt.Errorf("lambdaemu: %s: %w (%d instances busy): %w", p.fn.Name, ErrTooManyRequests, cap(p.slots), ctx.Err())
 	case <-p.closing:
-		return Result{}, fmt.Errorf("lambdaemu: %s: %w", p.fn.Name, ErrClosed)
+		return nil, fmt.Errorf("lambdaemu: %s: %w", p.fn.Name, ErrClosed)
 	}
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.closed {
-		p.mu.Unlock()
 		<-p.slots
-		return Result{}, fmt.Errorf("lambdaemu: %s: %w", p.fn.Name, ErrClosed)
+		return nil, fmt.Errorf("lambdaemu: %s: %w", p.fn.Name, ErrClosed)
 	}
 	in := p.take()
 	p.wg.Add(1)
-	p.mu.Unlock()
+	return in, nil
+}
 
-	type outcome struct {
-		res Result
-		err error
-	}
+// outcome is how an invocation ended.
+type outcome struct {
+	res Result
+	err error
+}
+
+// launch runs an admitted invocation on in, streaming its response through
+// sk when it is not nil, and gives back the instance and its slot when done.
+func (p *Pool) launch(in *instance, payload []byte, sk *sink) <-chan outcome {
 	done := make(chan outcome, 1)
 	go func() {
 		defer p.wg.Done()
-		res, err := p.execute(in, payload)
+		res, err := p.execute(in, payload, sk)
 		// The instance is free again before its slot is: an invoke that
 		// waited for the slot then finds it warm.
 		p.mu.Lock()
@@ -241,12 +269,7 @@ func (p *Pool) Invoke(ctx context.Context, payload []byte) (Result, error) {
 		<-p.slots
 		done <- outcome{res, err}
 	}()
-	select {
-	case o := <-done:
-		return o.res, o.err
-	case <-ctx.Done():
-		return Result{}, fmt.Errorf("lambdaemu: %s: %w", p.fn.Name, ctx.Err())
-	}
+	return done
 }
 
 // take picks the instance for an invoke that holds a slot: a warm one if

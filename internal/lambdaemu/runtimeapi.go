@@ -257,18 +257,21 @@ func (pr *proc) claim(id string) (*event, bool) {
 
 // response is POST /runtime/invocation/{id}/response.
 func (pr *proc) response(w http.ResponseWriter, r *http.Request) {
+	pr.mu.Lock()
+	ev := pr.cur
+	pr.mu.Unlock()
+	if ev != nil && ev.id == r.PathValue("id") && ev.stream != nil {
+		pr.streamResponse(w, r, ev)
+		return
+	}
 	body, size, err := readLimited(r.Body, MaxResponseSize)
 	if err != nil {
 		return // the runtime went away mid-request; its exit is handled by monitor
 	}
 	// aws-lambda-go reports a handler response it could not read in full in
 	// trailers, after the body: it is the invocation's error.
-	if typ := r.Trailer.Get("Lambda-Runtime-Function-Error-Type"); typ != "" {
-		payload, err := base64.StdEncoding.DecodeString(r.Trailer.Get("Lambda-Runtime-Function-Error-Body"))
-		if err != nil || !json.Valid(payload) {
-			payload = errorAnswer(typ, "").payload
-		}
-		pr.deliver(w, r, answer{payload: payload, failed: true})
+	if failed, ok := trailerError(r); ok {
+		pr.deliver(w, r, failed)
 		return
 	}
 	if size > MaxResponseSize {
@@ -284,6 +287,21 @@ func (pr *proc) response(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	pr.deliver(w, r, answer{payload: body})
+}
+
+// trailerError is the error a runtime reports in a response's trailers,
+// after its body: aws-lambda-go does so when it cannot read a handler's
+// response in full (a streamed one failing midway, too).
+func trailerError(r *http.Request) (answer, bool) {
+	typ := r.Trailer.Get("Lambda-Runtime-Function-Error-Type")
+	if typ == "" {
+		return answer{}, false
+	}
+	payload, err := base64.StdEncoding.DecodeString(r.Trailer.Get("Lambda-Runtime-Function-Error-Body"))
+	if err != nil || !json.Valid(payload) {
+		payload = errorAnswer(typ, "").payload
+	}
+	return answer{payload: payload, failed: true}, true
 }
 
 // invocationError is POST /runtime/invocation/{id}/error. Lambda returns

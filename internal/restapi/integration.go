@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -66,12 +65,7 @@ func nilIfEmptyMap(m map[string]string) map[string]string {
 // integrate calls the method's function with the proxy event and writes
 // its answer.
 func (g *Gateway) integrate(w http.ResponseWriter, c *call, in Integration) {
-	body, err := io.ReadAll(c.r.Body)
-	if err != nil {
-		c.errMessage = "Bad Request"
-		g.gatewayResponse(w, c, "BAD_REQUEST_BODY")
-		return
-	}
+	body := c.body
 	h := g.headers(c)
 	q := c.r.URL.Query()
 	authorizer := map[string]any{}
@@ -107,6 +101,10 @@ func (g *Gateway) integrate(w http.ResponseWriter, c *call, in Integration) {
 		}
 	}
 	payload, _ := json.Marshal(ev)
+	if in.TransferMode == TransferStream {
+		g.stream(w, c, in, payload, h["X-Amzn-Trace-Id"][0])
+		return
+	}
 	ctx, cancel := context.WithTimeout(c.r.Context(), g.opts.IntegrationTimeout)
 	defer cancel()
 	out, fnErr, err := g.inv.Invoke(ctx, in.Function, payload)
@@ -146,15 +144,7 @@ func (g *Gateway) integrate(w http.ResponseWriter, c *call, in Integration) {
 		}
 	}
 	hdr := w.Header()
-	for k, v := range resp.Headers {
-		hdr.Set(k, v)
-	}
-	for k, vs := range resp.MultiValueHeaders {
-		hdr.Del(k)
-		for _, v := range vs {
-			hdr.Add(k, v)
-		}
-	}
+	setHeaders(hdr, resp.Headers, resp.MultiValueHeaders)
 	hdr.Set("X-Amzn-Trace-Id", h["X-Amzn-Trace-Id"][0])
 	g.write(w, c, resp.StatusCode, respBody)
 }
@@ -198,4 +188,18 @@ func isText(contentType string) bool {
 	ct := strings.ToLower(contentType)
 	return ct == "" || strings.HasPrefix(ct, "text/") || strings.Contains(ct, "json") || strings.Contains(ct, "xml") ||
 		strings.HasPrefix(ct, "application/x-www-form-urlencoded")
+}
+
+// setHeaders copies a proxy response's headers: its single values, then its
+// multiple ones, which win.
+func setHeaders(hdr http.Header, single map[string]string, multi map[string][]string) {
+	for k, v := range single {
+		hdr.Set(k, v)
+	}
+	for k, vs := range multi {
+		hdr.Del(k)
+		for _, v := range vs {
+			hdr.Add(k, v)
+		}
+	}
 }

@@ -18,6 +18,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -65,7 +66,17 @@ type Method struct {
 type Integration struct {
 	Type     string
 	Function string // the function's name
+	// TransferMode is the integration's ResponseTransferMode: BUFFERED (the
+	// default; Lambda's Invoke) or STREAM (InvokeWithResponseStream, whose
+	// URI is .../2021-11-15/functions/<arn>/response-streaming-invocations).
+	TransferMode string
 }
+
+// Transfer modes of an integration's response.
+const (
+	TransferBuffered = "BUFFERED"
+	TransferStream   = "STREAM"
+)
 
 // Authorizer is a Lambda authorizer.
 type Authorizer struct {
@@ -119,8 +130,15 @@ type RateRule struct {
 // (Lambda refused it: no permission, no such function); functionError is
 // the function's own failure (X-Amz-Function-Error), with payload its error
 // document.
+//
+// InvokeStream invokes as API Gateway does for a STREAM integration
+// (InvokeWithResponseStream): the reader yields the function's response as
+// it comes, and a read error other than io.EOF is the invocation failing
+// (its error, a timeout, a response over Lambda's size) after whatever came
+// before it.
 type Invoker interface {
 	Invoke(ctx context.Context, function string, payload []byte) (payload_ []byte, functionError string, err error)
+	InvokeStream(ctx context.Context, function string, payload []byte) (io.ReadCloser, error)
 }
 
 // APIKeys looks API keys up by value, as API Gateway's key store does.
@@ -143,9 +161,13 @@ type Options struct {
 	// of the TCP connection); nil takes the host of Request.RemoteAddr.
 	ClientIP func(*http.Request) string
 	// IntegrationTimeout is the integration's time limit; 0 is API
-	// Gateway's default, 29 s.
+	// Gateway's default, 29 s. For a STREAM integration it bounds the time
+	// to the response's first byte (its prelude).
 	IntegrationTimeout time.Duration
-	Logf               func(format string, args ...any)
+	// StreamRate is the bandwidth of a streamed response past its first
+	// StreamBurst bytes, in bytes a second; 0 is API Gateway's, StreamRate.
+	StreamRate float64
+	Logf       func(format string, args ...any)
 }
 
 // Gateway is the API's stage as an http.Handler: a request path is the
@@ -217,6 +239,11 @@ func (g *Gateway) check() error {
 			if meth.Integration.Type != "AWS_PROXY" {
 				return fmt.Errorf("restapi: %s %s: integration %q; only AWS_PROXY is emulated", m, res.Path, meth.Integration.Type)
 			}
+			switch meth.Integration.TransferMode {
+			case "", TransferBuffered, TransferStream:
+			default:
+				return fmt.Errorf("restapi: %s %s: response transfer mode %q", m, res.Path, meth.Integration.TransferMode)
+			}
 			switch meth.AuthorizationType {
 			case "NONE", "":
 			case "CUSTOM":
@@ -262,6 +289,7 @@ type call struct {
 	authorizer map[string]any // the authorizer's context, as the integration gets it
 	apiKeyID   string
 	errMessage string
+	body       []byte // the request's body, read within MaxPayload
 }
 
 func newRequestID() string {
@@ -281,6 +309,9 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.gatewayResponse(w, c, "WAF_FILTERED")
 		return
 	}
+	if !g.withinRequestLimits(w, c) {
+		return
+	}
 	route, params, meth, ok := g.match(r.Method, r.URL.Path)
 	if !ok {
 		c.errMessage = "Missing Authentication Token"
@@ -288,6 +319,9 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.resource, c.params = route, params
+	if meth.AuthorizationType == "CUSTOM" && !g.methodARNFits(w, c) {
+		return
+	}
 	var usageKey string
 	if meth.AuthorizationType == "CUSTOM" {
 		typ, key, ok := g.authorize(c, meth.AuthorizerID)

@@ -1,9 +1,11 @@
 package restapi
 
 import (
+	"bytes"
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -21,6 +23,9 @@ type funcs struct {
 	calls   map[string]int
 	events  map[string][]byte
 	handler map[string]func(payload []byte) ([]byte, string, error)
+	// streams answer STREAM integrations: they write the response and
+	// close w, with an error for a failed invocation.
+	streams map[string]func(payload []byte, w *io.PipeWriter)
 }
 
 func (f *funcs) Invoke(ctx context.Context, fn string, payload []byte) ([]byte, string, error) {
@@ -30,6 +35,18 @@ func (f *funcs) Invoke(ctx context.Context, fn string, payload []byte) ([]byte, 
 	h := f.handler[fn]
 	f.mu.Unlock()
 	return h(payload)
+}
+
+// InvokeStream streams what the function's stream handler writes.
+func (f *funcs) InvokeStream(ctx context.Context, fn string, payload []byte) (io.ReadCloser, error) {
+	f.mu.Lock()
+	f.calls[fn]++
+	f.events[fn] = payload
+	h := f.streams[fn]
+	f.mu.Unlock()
+	r, w := io.Pipe()
+	go h(payload, w)
+	return r, nil
 }
 
 type keys map[string]Key
@@ -256,5 +273,165 @@ func TestNewRefusesWhatItDoesNotEmulate(t *testing.T) {
 		if _, err := New(api, nil, nil, Options{}); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+}
+
+// streamAPI is testAPI with its integration in STREAM mode.
+func streamAPI() API {
+	api := testAPI()
+	api.UsagePlans[0].Throttle = Throttle{Rate: 1000, Burst: 1000}
+	for i := range api.Resources {
+		for m, meth := range api.Resources[i].Methods {
+			meth.Integration.TransferMode = TransferStream
+			api.Resources[i].Methods[m] = meth
+		}
+	}
+	return api
+}
+
+// streamer is a function that answers in API Gateway's streaming format by
+// its path's id: "big" (12 MB), "cut" (fails after its prelude and 1 MB),
+// "early" (fails before its prelude), "plain" (no prelude at all), "slow"
+// (no prelude for 2 s).
+func streamer(payload []byte, w *io.PipeWriter) {
+	var ev events.APIGatewayProxyRequest
+	_ = json.Unmarshal(payload, &ev)
+	write := func(b []byte) { _, _ = w.Write(b) }
+	prelude := func() {
+		write([]byte(`{"statusCode":201,"headers":{"Content-Type":"text/plain","Content-Length":"99"},"multiValueHeaders":{"X-Two":["a","b"]}}`))
+		write(make([]byte, 8))
+	}
+	switch ev.PathParameters["id"] {
+	case "big":
+		prelude()
+		for range 12 {
+			write(bytes.Repeat([]byte("x"), 1<<20))
+		}
+		w.Close()
+	case "cut":
+		prelude()
+		write(bytes.Repeat([]byte("x"), 1<<20))
+		w.CloseWithError(errors.New("Function.ResponseSizeTooLarge"))
+	case "early":
+		w.CloseWithError(errors.New("Unhandled: boom"))
+	case "plain":
+		write([]byte(`{"statusCode":200,"body":"buffered, not streamed"}`))
+		w.Close()
+	case "slow":
+		time.Sleep(2 * time.Second)
+		prelude()
+		w.Close()
+	}
+}
+
+func TestStreamIntegration(t *testing.T) {
+	api := streamAPI()
+	f := &funcs{calls: map[string]int{}, events: map[string][]byte{},
+		handler: map[string]func([]byte) ([]byte, string, error){"authz": authorizer},
+		streams: map[string]func([]byte, *io.PipeWriter){"items": streamer}}
+	g, err := New(api, f, keys{"uk-good": {ID: "k1", Enabled: true, UsagePlans: []string{"plan1"}}},
+		Options{IntegrationTimeout: time.Second, StreamRate: 1e12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(g)
+	defer srv.Close()
+	get := func(id string, hdr ...string) (*http.Response, []byte, error) {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/items/"+id, nil)
+		req.Header.Set("Authorization", "Bearer good")
+		for i := 0; i+1 < len(hdr); i += 2 {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return resp, b, err
+	}
+
+	// Past the buffered 10 MB, whole, with the prelude's status and headers;
+	// not compressed by the gateway (content encoding is not offered for a
+	// stream), and without a length: the gateway frames it.
+	resp, body, err := get("big", "Accept-Encoding", "gzip")
+	if err != nil || resp.StatusCode != 201 || len(body) != 12<<20 {
+		t.Fatalf("big: %v, %d, %d bytes", err, resp.StatusCode, len(body))
+	}
+	if resp.Header.Get("Content-Encoding") != "" || resp.ContentLength != -1 || resp.Header.Get("Content-Type") != "text/plain" ||
+		strings.Join(resp.Header.Values("X-Two"), ",") != "a,b" {
+		t.Errorf("big: headers %v, length %d", resp.Header, resp.ContentLength)
+	}
+	// A stream that fails after its status: the body ends early, as an error.
+	resp, body, err = get("cut")
+	if resp.StatusCode != 201 || err == nil || len(body) >= 2<<20 {
+		t.Errorf("cut: %d, %d bytes, read error %v; want 201 and a body cut short with an error", resp.StatusCode, len(body), err)
+	}
+	// Failures before the status are the buffered integration's.
+	for _, c := range []struct {
+		id     string
+		status int
+		body   string
+	}{
+		{"early", 502, `{"message":"Internal server error"}`},
+		{"plain", 502, `{"message":"Internal server error"}`},
+		{"slow", 504, `{"message":"Endpoint request timed out"}`},
+	} {
+		resp, body, err := get(c.id)
+		if err != nil || resp.StatusCode != c.status || string(body) != c.body {
+			t.Errorf("%s: %d %s (%v), want %d %s", c.id, resp.StatusCode, body, err, c.status, c.body)
+		}
+	}
+}
+
+func TestStreamBandwidth(t *testing.T) {
+	// 12 MB at a cap of 4 MB/s past the gateway's 10 MB: at least half a
+	// second.
+	api := streamAPI()
+	f := &funcs{calls: map[string]int{}, events: map[string][]byte{},
+		handler: map[string]func([]byte) ([]byte, string, error){"authz": authorizer},
+		streams: map[string]func([]byte, *io.PipeWriter){"items": streamer}}
+	g, err := New(api, f, keys{"uk-good": {ID: "k1", Enabled: true, UsagePlans: []string{"plan1"}}}, Options{StreamRate: 4_000_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(g)
+	defer srv.Close()
+	start := time.Now()
+	resp, body := do(t, srv.URL+"/items/big", "Bearer good")
+	if resp.StatusCode != 201 || len(body) != 12<<20 {
+		t.Fatalf("%d, %d bytes", resp.StatusCode, len(body))
+	}
+	if took := time.Since(start); took < 500*time.Millisecond {
+		t.Errorf("12 MiB in %s: past 10 MiB the gateway sends at most 4 MB/s here", took)
+	}
+}
+
+func TestRequestQuotas(t *testing.T) {
+	srv, f := newGateway(t, testAPI(), nil)
+	// A method ARN over 1,600 bytes: 414 before the authorizer runs.
+	resp, body := do(t, srv.URL+"/items/"+strings.Repeat("a", 1600), "Bearer good")
+	if resp.StatusCode != http.StatusRequestURITooLong || body != `{"message":"Request-URI Too Long"}` || f.calls["authz"] != 0 {
+		t.Errorf("long method ARN: %d %s (authorizer called %d times)", resp.StatusCode, body, f.calls["authz"])
+	}
+	// A URL over 10,240 characters.
+	resp, _ = do(t, srv.URL+"/items?q="+strings.Repeat("a", MaxURLLength), "Bearer good")
+	if resp.StatusCode != http.StatusRequestURITooLong {
+		t.Errorf("long URL: %d", resp.StatusCode)
+	}
+	// A body over 10 MB: REQUEST_TOO_LARGE (413 unless the API sets another).
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/items", bytes.NewReader(make([]byte, MaxPayload+1)))
+	req.Header.Set("Authorization", "Bearer good")
+	r, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Body.Close()
+	if r.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("11 MB body: %d, want 413", r.StatusCode)
+	}
+	// At the limits, the request goes through.
+	if resp, body := do(t, srv.URL+"/items/"+strings.Repeat("a", 1000), "Bearer good"); resp.StatusCode != 200 {
+		t.Errorf("a long but allowed path: %d %s", resp.StatusCode, body)
 	}
 }

@@ -13,9 +13,22 @@ import (
 )
 
 // functionOfURI takes the function name out of an integration or authorizer
-// URI, arn:aws:apigateway:<region>:lambda:path/2015-03-31/functions/<function
-// ARN>/invocations.
-var functionOfURI = regexp.MustCompile(`:function:([^/:]+)(?::[^/]+)?/invocations$`)
+// URI: arn:aws:apigateway:<region>:lambda:path/2015-03-31/functions/<function
+// ARN>/invocations for Lambda's Invoke, or path/2021-11-15/functions/<function
+// ARN>/response-streaming-invocations for InvokeWithResponseStream.
+var functionOfURI = regexp.MustCompile(`lambda:path/(2015-03-31|2021-11-15)/functions/.*:function:([^/:]+)(?::[^/]+)?/(invocations|response-streaming-invocations)$`)
+
+// invokeAPI is the Lambda API an integration URI names: Invoke or
+// InvokeWithResponseStream, each at its own API version.
+func invokeAPI(m []string) (mode string, ok bool) {
+	switch {
+	case m[1] == "2015-03-31" && m[3] == "invocations":
+		return restapi.TransferBuffered, true
+	case m[1] == "2021-11-15" && m[3] == "response-streaming-invocations":
+		return restapi.TransferStream, true
+	}
+	return "", false
+}
 
 // restAPI reads the template's one REST API into the gateway's settings:
 // its resources and methods, the authorizer, the gateway responses, the
@@ -112,7 +125,19 @@ func restAPI(t *cfn.Template, r *cfn.Resolver) (restapi.API, error) {
 		if fn == nil {
 			return api, fmt.Errorf("standin: method %s: no function in %s", id, uri)
 		}
-		meth.Integration.Function = fn[1]
+		meth.Integration.Function = fn[2]
+		// The transfer mode and the Lambda API the URI names must agree: a
+		// STREAM integration calls InvokeWithResponseStream (API Gateway
+		// developer guide, "Set up a Lambda proxy integration with payload
+		// response streaming").
+		meth.Integration.TransferMode = restapi.TransferBuffered
+		if m, ok := integ["ResponseTransferMode"].(string); ok {
+			meth.Integration.TransferMode = m
+		}
+		if mode, ok := invokeAPI(fn); !ok || mode != meth.Integration.TransferMode {
+			return api, fmt.Errorf("standin: method %s: response transfer mode %s with the integration URI %s: a STREAM integration calls path/2021-11-15/functions/<arn>/response-streaming-invocations, a BUFFERED one path/2015-03-31/functions/<arn>/invocations",
+				id, meth.Integration.TransferMode, uri)
+		}
 		res := byPath[path]
 		if res == nil {
 			res = &restapi.Resource{Path: path, Methods: map[string]restapi.Method{}}
@@ -132,8 +157,8 @@ func restAPI(t *cfn.Template, r *cfn.Resolver) (restapi.API, error) {
 			return api, fmt.Errorf("standin: authorizer %s: %w", id, err)
 		}
 		fn := functionOfURI.FindStringSubmatch(uri)
-		if fn == nil {
-			return api, fmt.Errorf("standin: authorizer %s: no function in %s", id, uri)
+		if mode, ok := invokeAPI(fn); fn == nil || !ok || mode != restapi.TransferBuffered {
+			return api, fmt.Errorf("standin: authorizer %s: no function in %s (an authorizer is invoked with Invoke, path/2015-03-31/.../invocations)", id, uri)
 		}
 		typ, _ := a["Type"].(string)
 		src, _ := a["IdentitySource"].(string)
@@ -147,7 +172,7 @@ func restAPI(t *cfn.Template, r *cfn.Resolver) (restapi.API, error) {
 				sources = append(sources, s)
 			}
 		}
-		api.Authorizers[r.V.Ref[id]] = restapi.Authorizer{Type: typ, Function: fn[1], IdentitySources: sources,
+		api.Authorizers[r.V.Ref[id]] = restapi.Authorizer{Type: typ, Function: fn[2], IdentitySources: sources,
 			TTL: time.Duration(ttl * float64(time.Second))}
 	}
 

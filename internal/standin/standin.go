@@ -613,13 +613,34 @@ type invoker struct {
 }
 
 func (v *invoker) Invoke(ctx context.Context, function string, payload []byte) ([]byte, string, error) {
+	pool, err := v.allowed(function, payload)
+	if err != nil {
+		return nil, "", err
+	}
+	res, err := pool.Invoke(ctx, payload)
+	return res.Payload, res.FunctionError, err
+}
+
+// InvokeStream is Lambda's InvokeWithResponseStream, which needs the same
+// lambda:InvokeFunction permission as Invoke.
+func (v *invoker) InvokeStream(ctx context.Context, function string, payload []byte) (io.ReadCloser, error) {
+	pool, err := v.allowed(function, payload)
+	if err != nil {
+		return nil, err
+	}
+	return pool.InvokeStream(ctx, payload)
+}
+
+// allowed is the function API Gateway may invoke with payload, or Lambda's
+// refusal.
+func (v *invoker) allowed(function string, payload []byte) (*lambdaemu.Pool, error) {
 	pool := v.s.Functions[function]
 	if pool == nil {
-		return nil, "", fmt.Errorf("standin: no function %s", function)
+		return nil, fmt.Errorf("standin: no function %s", function)
 	}
 	source, authorizer, err := sourceARN(payload)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	allowed := false
 	for _, p := range v.perms {
@@ -637,10 +658,9 @@ func (v *invoker) Invoke(ctx context.Context, function string, payload []byte) (
 		// Lambda refuses API Gateway's call; the gateway answers 500
 		// (an integration or authorizer configuration error).
 		v.s.logf("lambda: apigateway.amazonaws.com may not invoke %s from %s: no permission in the template", function, source)
-		return nil, "", fmt.Errorf("standin: AccessDeniedException: apigateway.amazonaws.com may not invoke %s from %s", function, source)
+		return nil, fmt.Errorf("standin: AccessDeniedException: apigateway.amazonaws.com may not invoke %s from %s", function, source)
 	}
-	res, err := pool.Invoke(ctx, payload)
-	return res.Payload, res.FunctionError, err
+	return pool, nil
 }
 
 // sourceARN is the execute-api ARN API Gateway invokes a function as: the

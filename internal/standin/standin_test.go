@@ -386,16 +386,24 @@ func TestAccountHelp(t *testing.T) {
 // test ends. ctx bounds the whole run.
 func startVariant(t *testing.T, timeout time.Duration, run string, cdkContext map[string]string) (context.Context, *standin.Stack, *syncBuffer, *doclib.DataSet) {
 	t.Helper()
+	d, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
 	root, _ := filepath.Abs("../..")
 	a, err := standin.Synth(root, t.TempDir(), cdkContext)
 	if err != nil {
 		t.Fatal(err)
 	}
+	ctx, s, logs := startWith(t, timeout, run, a, d)
+	return ctx, s, logs, d
+}
+
+// startWith starts a stand-in of an assembly over dynalite with d imported,
+// and stops it when the test ends.
+func startWith(t *testing.T, timeout time.Duration, run string, a *standin.Synthesized, d *doclib.DataSet) (context.Context, *standin.Stack, *syncBuffer) {
+	t.Helper()
 	db := dynalitetest.Start(t)
-	d, err := demo.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	t.Cleanup(cancel)
 	logs := &syncBuffer{}
@@ -404,5 +412,5 @@ func startVariant(t *testing.T, timeout time.Duration, run string, cdkContext ma
 		t.Fatalf("stand-in: %v\n%s", err, tail(logs.String(), 60))
 	}
 	t.Cleanup(func() { s.Close() })
-	return ctx, s, logs, d
+	return ctx, s, logs
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/doclib/doclib/internal/lambdaemu"
 )
 
 // stream stands in for a table's DynamoDB stream and the Lambda event source
@@ -132,10 +134,14 @@ func (s *stream) poll(ctx context.Context) error {
 
 // deliver sends the pending records in batches until none is left. The
 // batching window is honoured by waiting for it before a batch smaller than
-// BatchSize, as Lambda does.
+// BatchSize, as Lambda does; and a batch ends before its event would pass
+// the 6 MB an invocation takes, as Lambda's poller ends one when "the
+// payload reaches 6 MB" (Lambda developer guide, "How Lambda processes
+// records from stream and queue-based event sources"): records of
+// documents near their size limit are 700 KB with both images.
 func (s *stream) deliver(ctx context.Context) {
 	for len(s.pending) > 0 && ctx.Err() == nil {
-		n := min(len(s.pending), s.batchSize)
+		n := fitPayload(s.pending[:min(len(s.pending), s.batchSize)], lambdaemu.MaxRequestSize)
 		batch := s.pending[:n]
 		done := s.handle(ctx, batch, 0)
 		s.pending = s.pending[done:]
@@ -419,4 +425,18 @@ func toEvent(item map[string]types.AttributeValue) map[string]events.DynamoDBAtt
 	var out map[string]events.DynamoDBAttributeValue
 	_ = json.Unmarshal(b, &out)
 	return out
+}
+
+// fitPayload is how many of records, at least one, make an event of at most
+// limit bytes.
+func fitPayload(records []events.DynamoDBEventRecord, limit int) int {
+	size := len(`{"Records":[]}`)
+	for i, r := range records {
+		b, _ := json.Marshal(r)
+		size += len(b) + 1
+		if size > limit && i > 0 {
+			return i
+		}
+	}
+	return len(records)
 }

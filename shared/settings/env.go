@@ -33,6 +33,17 @@ const (
 	// stands for the step (doclib.AccountHelp). Unset: "Ask the
 	// administrator of this doclib deployment to {action}."
 	EnvAccountHelp = "DOCLIB_ACCOUNT_HELP"
+	// EnvResponseTransfer is how API Gateway invokes the functions that
+	// answer the API: STREAM (InvokeWithResponseStream; the default) or
+	// BUFFERED (Invoke, at most 6 MB an answer). The stack sets it beside
+	// each integration's ResponseTransferMode, so the two always agree.
+	EnvResponseTransfer = "DOCLIB_RESPONSE_TRANSFER"
+)
+
+// Values of EnvResponseTransfer, as API Gateway names its transfer modes.
+const (
+	TransferStream   = "STREAM"
+	TransferBuffered = "BUFFERED"
 )
 
 // The embedder (Embedder.Flags).
@@ -153,6 +164,8 @@ type API struct {
 	Table             string
 	KeyLimit, IPLimit int // requests per minute
 	AccountHelp       doclib.AccountHelp
+	// Streaming is EnvResponseTransfer: true for STREAM.
+	Streaming bool
 }
 
 // AccountHelpFromEnv reads EnvAccountHelp (the default when unset).
@@ -165,7 +178,7 @@ func AccountHelpFromEnv(getenv func(string) string) (doclib.AccountHelp, error) 
 }
 
 // APIFromEnv reads EnvTable (required), EnvKeyLimit and EnvIPLimit (the
-// spec's limits when unset) and EnvAccountHelp.
+// spec's limits when unset), EnvAccountHelp and EnvResponseTransfer.
 func APIFromEnv(getenv func(string) string) (API, error) {
 	var a API
 	var err error
@@ -178,6 +191,16 @@ func APIFromEnv(getenv func(string) string) (API, error) {
 	if a.IPLimit, err = PerMinute(getenv, EnvIPLimit, doclib.IPLimit); err != nil {
 		return a, err
 	}
-	a.AccountHelp, err = AccountHelpFromEnv(getenv)
-	return a, err
+	if a.AccountHelp, err = AccountHelpFromEnv(getenv); err != nil {
+		return a, err
+	}
+	switch v := getenv(EnvResponseTransfer); v {
+	case "", TransferStream:
+		a.Streaming = true
+	case TransferBuffered:
+	default:
+		return a, fmt.Errorf("%s is %q; set %s or %s, as the stack does beside the integration's ResponseTransferMode",
+			EnvResponseTransfer, v, TransferStream, TransferBuffered)
+	}
+	return a, nil
 }

@@ -9,11 +9,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 )
@@ -84,6 +86,35 @@ func handle(ctx context.Context, ev event) (any, error) {
 		return map[string]any{"held": len(held)}, nil
 	case "big":
 		return json.RawMessage(append(append([]byte{'"'}, bytes.Repeat([]byte("x"), ev.Size-2)...), '"')), nil
+	case "stream", "streamfail":
+		// Size bytes of "x" in API Gateway's streaming format, a chunk of
+		// 64 KiB every Ms milliseconds; streamfail's reader fails after them.
+		return &events.APIGatewayProxyStreamingResponse{StatusCode: 200,
+			Headers: map[string]string{"Content-Type": "text/plain"},
+			Body:    &slowReader{left: ev.Size, pause: time.Duration(ev.Ms) * time.Millisecond, fail: ev.Op == "streamfail"}}, nil
 	}
 	return nil, fmt.Errorf("unknown op %q", ev.Op)
+}
+
+// slowReader reads left bytes of "x", pausing before each chunk.
+type slowReader struct {
+	left  int
+	pause time.Duration
+	fail  bool
+}
+
+func (r *slowReader) Read(p []byte) (int, error) {
+	if r.left == 0 {
+		if r.fail {
+			return 0, errors.New("the disk went away")
+		}
+		return 0, io.EOF
+	}
+	time.Sleep(r.pause)
+	n := min(len(p), r.left, 64<<10)
+	for i := range n {
+		p[i] = 'x'
+	}
+	r.left -= n
+	return n, nil
 }

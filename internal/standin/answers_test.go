@@ -1,0 +1,205 @@
+package standin_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/doclib/doclib/internal/standin"
+	doclib "github.com/doclib/doclib/shared"
+	"github.com/doclib/doclib/shared/backend/memory"
+	"github.com/doclib/doclib/shared/data/dataset"
+	"github.com/doclib/doclib/shared/data/demo"
+	"github.com/doclib/doclib/shared/httpapi"
+	"github.com/doclib/doclib/shared/service"
+)
+
+// bigPaths are the answers the big-answers set makes larger than a buffered
+// Lambda answer may be (6 MB): a page of 100 documents (30 MB), a depth-3
+// traversal (53 MB) and the graph (7.8 MB).
+var bigPaths = []string{
+	"/libraries/" + demo.BigLibrary + "/documents?pageSize=100",
+	"/documents/doc_big_001/traverse?depth=3",
+	"/libraries/" + demo.BigLibrary + "/graph",
+}
+
+func bigData(t *testing.T) *doclib.DataSet {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := demo.Encode(&buf, demo.BigAnswers(demo.BigOptions{})); err != nil {
+		t.Fatal(err)
+	}
+	d, err := dataset.Load(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// fetch is one exchange, with when its first body byte came.
+type fetch struct {
+	status int
+	header http.Header
+	body   []byte
+	ttfb   time.Duration
+	took   time.Duration
+	err    error // reading the body
+}
+
+func fetchWith(t *testing.T, c *http.Client, url, key, accept string) fetch {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Accept-Encoding", accept) // named: the body comes as sent
+	start := time.Now()
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	f := fetch{status: resp.StatusCode, header: resp.Header}
+	first := make([]byte, 1)
+	n, err := io.ReadFull(resp.Body, first)
+	f.ttfb = time.Since(start)
+	rest, err2 := io.ReadAll(resp.Body)
+	f.body = append(first[:n], rest...)
+	f.took = time.Since(start)
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		f.err = err
+	} else {
+		f.err = err2
+	}
+	return f
+}
+
+// TestBigAnswersArriveWhole: through the stack as deployed (streamed
+// integrations), the largest answers arrive whole, with exactly the local
+// server's bytes, within Lambda's and the gateway's bandwidth caps (the
+// stand-in's, AWS's figures), and compressed when asked. The figures go to
+// docs/performance.md.
+func TestBigAnswersArriveWhole(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the stand-in synthesizes and runs the whole stack; not in -short")
+	}
+	if synthErr != nil {
+		t.Fatalf("synthesize: %v", synthErr)
+	}
+	d := bigData(t)
+	local := httptest.NewServer(httpapi.NewServer(httpapi.Config{Service: service.New(memory.New(d), nil)}))
+	defer local.Close()
+	_, s, logs := startWith(t, 10*time.Minute, "big", assembly, d)
+	t.Cleanup(func() {
+		if n := s.Failed(); n > 0 {
+			t.Errorf("the indexer gave up on %d stream records of documents near the size limit", n)
+		}
+		for _, d := range s.Checker.Denials() {
+			t.Errorf("AWS denied a function's call: %+v", d)
+		}
+		if strings.Contains(logs.String(), "RequestTooLargeException") {
+			t.Errorf("a stream batch passed the 6 MB an invocation takes; Lambda's poller ends a batch before")
+		}
+	})
+	c := clientFrom("127.0.0.41")
+	c.Timeout = 3 * time.Minute
+	key := demo.Keys[0].Secret
+	for _, p := range bigPaths {
+		want := fetchWith(t, http.DefaultClient, local.URL+p, key, "identity")
+		if want.status != 200 || want.err != nil {
+			t.Fatalf("local %s: %d %v", p, want.status, want.err)
+		}
+		got := fetchWith(t, c, s.URL+p, key, "identity")
+		if got.status != 200 || got.err != nil || !bytes.Equal(got.body, want.body) {
+			t.Errorf("GET %s through the stand-in: %d, %d bytes (read error %v); want 200 with the local server's %d bytes\n%s",
+				p, got.status, len(got.body), got.err, len(want.body), tail(logs.String(), 30))
+			continue
+		}
+		if got.header.Get("ETag") != want.header.Get("ETag") {
+			t.Errorf("GET %s: ETag %s through the stand-in, %s locally: the same bytes have the same tag", p, got.header.Get("ETag"), want.header.Get("ETag"))
+		}
+		zipped := fetchWith(t, c, s.URL+p, key, "gzip")
+		zr, err := gzip.NewReader(bytes.NewReader(zipped.body))
+		var plain []byte
+		if err == nil {
+			plain, err = io.ReadAll(zr)
+		}
+		if zipped.status != 200 || zipped.header.Get("Content-Encoding") != "gzip" || err != nil || !bytes.Equal(plain, want.body) {
+			t.Errorf("GET %s in gzip: %d, Content-Encoding %q, %v: want the same bytes compressed", p, zipped.status, zipped.header.Get("Content-Encoding"), err)
+		}
+		t.Logf("GET %s: %.1f MB; locally first byte %s, all %s; stand-in identity first byte %s, all %s; gzip %.1f MB, first byte %s, all %s",
+			p, float64(len(want.body))/1e6, want.ttfb.Round(time.Millisecond), want.took.Round(time.Millisecond),
+			got.ttfb.Round(time.Millisecond), got.took.Round(time.Millisecond),
+			float64(len(zipped.body))/1e6, zipped.ttfb.Round(time.Millisecond), zipped.took.Round(time.Millisecond))
+		// Past Lambda's 6 MB burst, the stand-in holds the stream to 2 MB/s.
+		if floor := time.Duration(float64(len(got.body)-(6<<20)) / 2e6 * float64(time.Second)); got.took < floor {
+			t.Errorf("GET %s: %d bytes in %s, faster than Lambda streams them (at least %s)", p, len(got.body), got.took, floor)
+		}
+	}
+	// A revalidation of the largest answer costs no transfer.
+	want := fetchWith(t, http.DefaultClient, local.URL+bigPaths[1], key, "gzip")
+	req, _ := http.NewRequest(http.MethodGet, s.URL+bigPaths[1], nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("If-None-Match", want.header.Get("ETag"))
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotModified || len(b) != 0 {
+		t.Errorf("the traversal with its tag: %d, %d bytes; want 304 and nothing", resp.StatusCode, len(b))
+	}
+}
+
+// TestBufferedIntegrationFailsOnBigAnswers puts back the integration the
+// stack had before answers were streamed (-c responseStreaming=false): the
+// same requests fail, as they would on AWS, where Lambda refuses a buffered
+// response over 6 MB (Function.ResponseSizeTooLarge) and API Gateway answers
+// its INTEGRATION_FAILURE response (503 unavailable in this stack). The
+// stand-in enforces the limit; without it this test passes nothing.
+func TestBufferedIntegrationFailsOnBigAnswers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the stand-in synthesizes and runs the whole stack; not in -short")
+	}
+	root, _ := filepath.Abs("../..")
+	a, err := standin.Synth(root, t.TempDir(), map[string]string{"customer": "buffered", "usagePlans": "false", "responseStreaming": "false"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(readFile(t, a.Template), "response-streaming-invocations") {
+		t.Fatal("responseStreaming=false still streams")
+	}
+	_, s, logs := startWith(t, 10*time.Minute, "buf", a, bigData(t))
+	c := clientFrom("127.0.0.42")
+	c.Timeout = 3 * time.Minute
+	key := demo.Keys[0].Secret
+	for _, p := range bigPaths {
+		f := fetchWith(t, c, s.URL+p, key, "gzip")
+		if f.status != http.StatusServiceUnavailable || !strings.Contains(string(f.body), `"unavailable"`) {
+			t.Errorf("GET %s through a buffered integration: %d %.200s; want the gateway's 503 unavailable", p, f.status, f.body)
+		}
+	}
+	if !strings.Contains(logs.String(), "Function.ResponseSizeTooLarge") {
+		t.Errorf("no function refused for its response size:\n%s", tail(logs.String(), 30))
+	}
+	// Answers under 6 MB still work, compressed by the gateway.
+	f := fetchWith(t, c, s.URL+"/libraries/"+demo.BigLibrary+"/documents?pageSize=10", key, "gzip")
+	if f.status != 200 || f.header.Get("Content-Encoding") != "gzip" {
+		t.Errorf("a page of 10 through a buffered integration: %d, Content-Encoding %q; want 200 in gzip", f.status, f.header.Get("Content-Encoding"))
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
