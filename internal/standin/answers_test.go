@@ -3,6 +3,7 @@ package standin_test
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/doclib/doclib/internal/standin"
 	doclib "github.com/doclib/doclib/shared"
@@ -154,6 +159,27 @@ func TestBigAnswersArriveWhole(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusNotModified || len(b) != 0 {
 		t.Errorf("the traversal with its tag: %d, %d bytes; want 304 and nothing", resp.StatusCode, len(b))
+	}
+	// A change to the data changes the tag: the old one gets the new answer.
+	before := fetchWith(t, c, s.URL+"/documents/doc_big_002", key, "gzip")
+	if _, err := s.DB.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: aws.String(s.Table),
+		Key:                       map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "DOC#doc_big_002"}, "sk": &types.AttributeValueMemberS{Value: "A"}},
+		UpdateExpression:          aws.String("SET title = :t"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":t": &types.AttributeValueMemberS{Value: "002 Renamed"}}}); err != nil {
+		t.Fatal(err)
+	}
+	req, _ = http.NewRequest(http.MethodGet, s.URL+"/documents/doc_big_002", nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("If-None-Match", before.header.Get("ETag"))
+	resp, err = c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !bytes.Contains(b, []byte("002 Renamed")) || resp.Header.Get("ETag") == before.header.Get("ETag") {
+		t.Errorf("after the title changed, the old tag: %d, ETag %s (before %s); want 200 with the new title and another tag",
+			resp.StatusCode, resp.Header.Get("ETag"), before.header.Get("ETag"))
 	}
 }
 

@@ -44,7 +44,7 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	if *from == "" || fs.NArg() == 0 {
-		return fmt.Errorf("usage: fixedserver --from URL --key KEY [--addr HOST:PORT] PATH...")
+		return fmt.Errorf("usage: fixedserver --from URL --key KEY [--addr HOST:PORT] and one or more paths")
 	}
 	answers := map[string]answer{}
 	for _, p := range fs.Args() {
