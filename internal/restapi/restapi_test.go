@@ -435,3 +435,28 @@ func TestRequestQuotas(t *testing.T) {
 		t.Errorf("a long but allowed path: %d %s", resp.StatusCode, body)
 	}
 }
+
+// TestIntegrationTimeout: a buffered function slower than the integration
+// timeout (29 s on AWS; 1 s here) gets API Gateway's 504, whatever the
+// function answers later.
+func TestIntegrationTimeout(t *testing.T) {
+	api := testAPI()
+	f := &funcs{calls: map[string]int{}, events: map[string][]byte{}, handler: map[string]func([]byte) ([]byte, string, error){
+		"authz": authorizer,
+		"items": func([]byte) ([]byte, string, error) {
+			time.Sleep(1500 * time.Millisecond)
+			out, _ := json.Marshal(events.APIGatewayProxyResponse{StatusCode: 200, Body: "late"})
+			return out, "", nil
+		},
+	}}
+	g, err := New(api, f, keys{"uk-good": {ID: "k1", Enabled: true, UsagePlans: []string{"plan1"}}}, Options{IntegrationTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(g)
+	defer srv.Close()
+	resp, body := do(t, srv.URL+"/items/a", "Bearer good")
+	if resp.StatusCode != 504 || body != `{"message":"Endpoint request timed out"}` || resp.Header.Get("X-Amzn-Errortype") != "IntegrationTimeoutException" {
+		t.Errorf("%d %s %v, want 504 Endpoint request timed out", resp.StatusCode, body, resp.Header)
+	}
+}
