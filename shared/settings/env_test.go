@@ -71,8 +71,16 @@ func TestEnvNamesLiveInEnvGo(t *testing.T) {
 func TestAPIFromEnv(t *testing.T) {
 	env := func(kv map[string]string) func(string) string { return func(k string) string { return kv[k] } }
 	a, err := APIFromEnv(env(map[string]string{EnvTable: "t"}))
-	if err != nil || a != (API{Table: "t", KeyLimit: doclib.KeyLimit, IPLimit: doclib.IPLimit, AccountHelp: doclib.DefaultAccountHelp}) {
+	if err != nil || a != (API{Table: "t", KeyLimit: doclib.KeyLimit, IPLimit: doclib.IPLimit, AccountHelp: doclib.DefaultAccountHelp, Streaming: true}) {
 		t.Errorf("defaults: %+v, %v", a, err)
+	}
+	// The transfer mode: STREAM by default, BUFFERED as the stack may say,
+	// anything else refused with what to set.
+	if a, err := APIFromEnv(env(map[string]string{EnvTable: "t", EnvResponseTransfer: TransferBuffered})); err != nil || a.Streaming {
+		t.Errorf("BUFFERED: %+v, %v", a, err)
+	}
+	if _, err := APIFromEnv(env(map[string]string{EnvTable: "t", EnvResponseTransfer: "stream"})); err == nil || !strings.Contains(err.Error(), TransferStream) {
+		t.Errorf("a transfer mode API Gateway does not name: %v", err)
 	}
 	a, err = APIFromEnv(env(map[string]string{EnvTable: "t", EnvKeyLimit: "5", EnvIPLimit: "7", EnvAccountHelp: "Open the Acme app to {action}."}))
 	if err != nil || a.KeyLimit != 5 || a.IPLimit != 7 || a.AccountHelp.Ask("renew") != "Open the Acme app to renew." {
