@@ -35,12 +35,22 @@ func main() {
 }
 
 func run() error {
-	app := awscdk.NewApp(nil)
+	root, err := stack.ModuleRoot()
+	if err != nil {
+		return err
+	}
+	// cdk.json's context (its feature flags), for a synthesis without the
+	// CLI; the CLI's own CDK_CONTEXT_JSON outranks it (stack.ProjectContext).
+	ctx, err := stack.ProjectContext(root)
+	if err != nil {
+		return err
+	}
+	app := awscdk.NewApp(&awscdk.AppProps{Context: &ctx})
 	cfg, err := stack.ParseConfig(func(key string) any { return app.Node().TryGetContext(jsii.String(key)) })
 	if err != nil {
 		return err
 	}
-	bins, err := binaries(*app.Outdir())
+	bins, err := binaries(root, *app.Outdir())
 	if err != nil {
 		return err
 	}
@@ -54,13 +64,9 @@ func run() error {
 
 // binaries builds the functions into the output directory, or takes them
 // from the directory settings.EnvLambdaDir names, when set.
-func binaries(outdir string) (stack.Binaries, error) {
+func binaries(root, outdir string) (stack.Binaries, error) {
 	if dir := os.Getenv(settings.EnvLambdaDir); dir != "" {
 		return stack.Prebuilt(dir, lambdaapp.Functions)
-	}
-	root, err := stack.ModuleRoot()
-	if err != nil {
-		return nil, err
 	}
 	return stack.Build(root, filepath.Join(outdir, "doclib-functions"), lambdaapp.Functions)
 }

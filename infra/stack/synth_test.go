@@ -32,8 +32,12 @@ var (
 	}
 )
 
-// bins are the functions, built once for the whole package (TestMain).
-var bins Binaries
+// bins are the functions, built once for the whole package (TestMain), and
+// root the module's root.
+var (
+	bins Binaries
+	root string
+)
 
 func TestMain(m *testing.M) {
 	code, err := run(m)
@@ -53,8 +57,7 @@ func run(m *testing.M) (int, error) {
 		return 0, err
 	}
 	defer os.RemoveAll(dir)
-	root, err := ModuleRoot()
-	if err != nil {
+	if root, err = ModuleRoot(); err != nil {
 		return 0, err
 	}
 	if bins, err = Build(root, dir, lambdaapp.Functions); err != nil {
@@ -87,7 +90,12 @@ func synth(t *testing.T, context map[string]any) *synthesized {
 	if s, ok := synths[key]; ok {
 		return s
 	}
-	ctx := map[string]any{}
+	// As the app does: cdk.json's context (its feature flags) under the
+	// variant's own values.
+	ctx, err := ProjectContext(root)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for k, v := range context {
 		ctx[k] = v
 	}
