@@ -1,6 +1,7 @@
 package stack
 
 import (
+	"fmt"
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
@@ -25,10 +26,11 @@ const (
 	api429Threshold    = 300
 	iteratorAgeMs      = 5 * 60 * 1000 // the index is 5 minutes behind the table
 	functionErrorLimit = 1             // any unhandled error or throttle is news
-	// embeddedThrottlePeriods: the embedded tier's indexer is throttled in
-	// the ordinary course (reserved concurrency 1); throttles in 3 periods
+	// reservedIndexerThrottlePeriods: an indexer with reserved concurrency
+	// (indexerReservedConcurrency) is throttled in the ordinary course when
+	// the stream has more shards than it reserves; throttles in 3 periods
 	// in a row are news.
-	embeddedThrottlePeriods = 3
+	reservedIndexerThrottlePeriods = 3
 )
 
 // newAlarms watches the API, every function and the indexer's stream. With
@@ -85,12 +87,12 @@ func newAlarms(s awscdk.Stack, cfg Config, a *api, fns map[string]*function, fai
 		f := fns[name].fn
 		alarm(fnID(name)+"Errors", f.MetricErrors(sum), functionErrorLimit, 1, atLeast,
 			"The "+name+" function failed (unhandled error or timeout): see its log group.")
-		if name == lambdaapp.FunctionIndexer && cfg.Search == SearchEmbedded {
-			// Reserved concurrency 1: a batch of a second stream shard is
-			// throttled while another runs, and retried; only a backlog
-			// that lasts is news.
-			alarm(fnID(name)+"Throttles", f.MetricThrottles(sum), functionErrorLimit, embeddedThrottlePeriods, atLeast,
-				"The indexer has been throttled for 15 minutes: its reserved concurrency of 1 (one snapshot writer) makes the batches of other stream shards wait, and they have been waiting that long. Throttled batches are retried, not lost; see IndexerIteratorAge.")
+		if name == lambdaapp.FunctionIndexer && cfg.IndexerReservedConcurrency > 0 {
+			// A reservation smaller than the stream's shards: the batches
+			// of the others are throttled while it runs, and retried; only
+			// a backlog that lasts is news.
+			alarm(fnID(name)+"Throttles", f.MetricThrottles(sum), functionErrorLimit, reservedIndexerThrottlePeriods, atLeast,
+				fmt.Sprintf("The indexer has been throttled for 15 minutes: its reserved concurrency of %d (indexerReservedConcurrency) makes the batches of other stream shards wait, and they have been waiting that long. Throttled batches are retried, not lost; see IndexerIteratorAge.", cfg.IndexerReservedConcurrency))
 			continue
 		}
 		alarm(fnID(name)+"Throttles", f.MetricThrottles(sum), functionErrorLimit, 1, atLeast,

@@ -12,6 +12,7 @@ import (
 
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/aws/lambdaapp"
+	"github.com/doclib/doclib/shared/httpapi"
 	"github.com/doclib/doclib/shared/settings"
 )
 
@@ -79,14 +80,25 @@ type Config struct {
 	EmbedDimensions int
 	// KeyLimit and IPLimit are requests per minute per key and per client IP.
 	KeyLimit, IPLimit int
-	// StageRateLimit and StageBurstLimit throttle the whole stage (every key
-	// and IP together), in requests per second and a bucket of requests.
+	// StageRateLimit and StageBurstLimit are the most the whole stage admits
+	// (every key and IP together), in requests per second and a bucket of
+	// requests. API Gateway has no bucket for a whole stage: a stage's
+	// throttle applies to each of its methods, each with a bucket of its
+	// own. The stack therefore gives each of the stage's methods an equal
+	// share (MethodThrottle), so that the methods together never admit more
+	// than these, whichever methods the traffic hits.
 	StageRateLimit, StageBurstLimit int
 	// AuthorizerCacheSeconds is the TTL of API Gateway's authorizer cache.
 	AuthorizerCacheSeconds int
-	// AuthorizerReservedConcurrency reserves that many concurrent executions
-	// for the authorizer; 0 reserves none.
+	// AuthorizerReservedConcurrency and IndexerReservedConcurrency reserve
+	// that many concurrent executions for the authorizer and the indexer; 0
+	// reserves none, and no function reserves any unless asked: Lambda
+	// refuses a reservation that leaves the account fewer unreserved
+	// executions than its minimum (100, or the whole quota on an account
+	// whose quota is lower, as new accounts' 10 is), and the stack would fail
+	// to create (infra/README.md, "Reserved concurrency").
 	AuthorizerReservedConcurrency int
+	IndexerReservedConcurrency    int
 	// LogRetentionDays applies to every log group of the stack.
 	LogRetentionDays int
 	// AlarmEmail, when set, subscribes to the alarms' SNS topic.
@@ -137,8 +149,10 @@ var Defaults = Config{
 	StageBurstLimit: 2000,
 	// None by default: a reservation takes concurrency from every other
 	// function of the account (Lambda keeps 100 unreserved), and new accounts
-	// may have far less than 1,000 in all.
+	// may have far less than 1,000 in all (10 is common), where any
+	// reservation at all is refused.
 	AuthorizerReservedConcurrency: 0,
+	IndexerReservedConcurrency:    0,
 	// 60 s rather than API Gateway's default of 300 s: a revoked key, a
 	// removed device or a suspended subscription takes effect within this
 	// time, since a cached Allow is not asked again.
@@ -166,6 +180,7 @@ const (
 	KeyStageBurstLimit        = "stageBurstLimit"
 	KeyAuthorizerCacheSeconds = "authorizerCacheSeconds"
 	KeyAuthorizerConcurrency  = "authorizerReservedConcurrency"
+	KeyIndexerConcurrency     = "indexerReservedConcurrency"
 	KeyLogRetentionDays       = "logRetentionDays"
 	KeyAlarmEmail             = "alarmEmail"
 	KeyRetain                 = "retain"
@@ -264,23 +279,19 @@ func ParseConfig(get func(key string) any) (Config, error) {
 		return nil
 	})
 	p.int(KeyStageRateLimit, &c.StageRateLimit, func(n int) error {
-		if n < 1 || n > 100_000 {
-			return fmt.Errorf("use requests per second from 1 to 100000 (the account's Region-wide quota, 10000 by default, caps it anyway)")
+		if m := stageMethods(); n < m || n > 100_000 {
+			return fmt.Errorf("use requests per second from %d (one for each of the stage's %d methods, which share it) to 100000 (the account's Region-wide quota, 10000 by default, caps it anyway)", m, m)
 		}
 		return nil
 	})
 	p.int(KeyStageBurstLimit, &c.StageBurstLimit, func(n int) error {
-		if n < 1 || n > 100_000 {
-			return fmt.Errorf("use a burst of requests from 1 to 100000 (the account's Region-wide quota, 5000 by default, caps it anyway)")
+		if m := stageMethods(); n < m || n > 100_000 {
+			return fmt.Errorf("use a burst of requests from %d (one for each of the stage's %d methods, which share it) to 100000 (the account's Region-wide quota, 5000 by default, caps it anyway)", m, m)
 		}
 		return nil
 	})
-	p.int(KeyAuthorizerConcurrency, &c.AuthorizerReservedConcurrency, func(n int) error {
-		if n < 0 || n > 10_000 {
-			return fmt.Errorf("use 0 (no reservation) or a number of concurrent executions up to 10000 that leaves the account at least 100 unreserved")
-		}
-		return nil
-	})
+	p.int(KeyAuthorizerConcurrency, &c.AuthorizerReservedConcurrency, reservation)
+	p.int(KeyIndexerConcurrency, &c.IndexerReservedConcurrency, reservation)
 	p.int(KeyAuthorizerCacheSeconds, &c.AuthorizerCacheSeconds, func(n int) error {
 		if n < 0 || n > 3600 {
 			return fmt.Errorf("use seconds from 0 (no cache) to 3600")
@@ -308,6 +319,16 @@ func ParseConfig(get func(key string) any) (Config, error) {
 	p.bool(KeyResponseStreaming, &c.ResponseStreaming)
 	p.tier(&c)
 	return c, p.err
+}
+
+// reservation checks a reserved concurrency. Whether the account can spare
+// it is the account's business: scripts/customer's preflight reads the
+// account's quota and stops before a deploy that Lambda would refuse.
+func reservation(n int) error {
+	if n < 0 || n > 10_000 {
+		return fmt.Errorf("use 0 (no reservation) or a number of concurrent executions up to 10000 that leaves the account at least 100 unreserved (an account whose quota is 100 or less cannot reserve any)")
+	}
+	return nil
 }
 
 // domainKeys size the OpenSearch domain, which only the domain tier has.
@@ -491,6 +512,18 @@ func (c Config) ResourcePrefix() string { return "doclib-" + c.Customer }
 // bucket offers 2×KeyLimit + 2k×KeyLimit ≥ (k+1)×KeyLimit), with room to
 // spare for the gateway's best-effort counting.
 const planHeadroom = 2
+
+// stageMethods is the number of methods of the stage: one ANY per route.
+func stageMethods() int { return len(httpapi.Routes) }
+
+// MethodThrottle is each method's share of the stage's limits: its rate (in
+// requests per second, cut to hundredths) and its burst, so that the
+// methods' buckets together admit at most StageRateLimit a second and
+// StageBurstLimit at once.
+func (c Config) MethodThrottle() (rate float64, burst int) {
+	n := stageMethods()
+	return math.Floor(float64(c.StageRateLimit)*100/float64(n)) / 100, c.StageBurstLimit / n
+}
 
 // PlanRateLimit is the usage plans' steady rate per key, requests per second.
 func (c Config) PlanRateLimit() float64 { return float64(planHeadroom*c.KeyLimit) / 60 }

@@ -34,7 +34,7 @@ func TestParseConfigReadsEveryKey(t *testing.T) {
 		KeyDomainInstanceCount: "4", KeyDomainVolumeGB: float64(200), KeyBedrockModel: "amazon.titan-embed-text-v2:0",
 		KeyEmbedDimensions: "512", KeyKeyLimit: " 120 ", KeyIPLimit: float64(600), KeyAuthorizerCacheSeconds: "0",
 		KeyLogRetentionDays: "365", KeyAlarmEmail: "ops@example.com", KeyStageRateLimit: "50", KeyStageBurstLimit: float64(80),
-		KeyAuthorizerConcurrency: "20", KeyRetain: false, KeyUsagePlans: "false", KeyAccountHelp: " In the Acme app, {action}. ",
+		KeyAuthorizerConcurrency: "20", KeyIndexerConcurrency: float64(1), KeyRetain: false, KeyUsagePlans: "false", KeyAccountHelp: " In the Acme app, {action}. ",
 		KeyResponseStreaming: "false",
 	}))
 	if err != nil {
@@ -43,7 +43,7 @@ func TestParseConfigReadsEveryKey(t *testing.T) {
 	want := Config{Customer: "acme-2", Search: SearchDomain, OpenSearchSize: "standard", DomainInstanceType: "m7g.xlarge.search", DomainInstanceCount: 4,
 		DomainVolumeGB: 200, DomainZones: 2, BedrockModel: "amazon.titan-embed-text-v2:0", EmbedDimensions: 512, KeyLimit: 120, IPLimit: 600,
 		AuthorizerCacheSeconds: 0, LogRetentionDays: 365, AlarmEmail: "ops@example.com", StageRateLimit: 50, StageBurstLimit: 80,
-		AuthorizerReservedConcurrency: 20, AccountHelp: "In the Acme app, {action}."}
+		AuthorizerReservedConcurrency: 20, IndexerReservedConcurrency: 1, AccountHelp: "In the Acme app, {action}."}
 	if c != want {
 		t.Fatalf("got %+v\nwant %+v", c, want)
 	}
@@ -81,6 +81,7 @@ func TestParseConfigErrorsNameTheKey(t *testing.T) {
 		{KeyStageRateLimit, "0", "from 1"},
 		{KeyStageBurstLimit, "100001", "100000"},
 		{KeyAuthorizerConcurrency, "-1", "0 (no reservation)"},
+		{KeyIndexerConcurrency, "10001", "0 (no reservation)"},
 		{KeyAuthorizerCacheSeconds, true, "not a whole number"},
 		{KeyDomainInstanceCount, "3", "multiple of 2"},
 		{KeyOpenSearchSize, "huge", "small, standard, large"},

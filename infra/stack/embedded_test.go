@@ -280,14 +280,8 @@ func TestEmbeddedFunctions(t *testing.T) {
 			t.Errorf("%v: search memory %v, want %d", variant, m, s.cfg.SearchMemoryMB)
 		}
 		ix := fn(lambdaapp.FunctionIndexer)
-		if ix["MemorySize"] != float64(embeddedIndexerMemoryMB) || ix["Timeout"] != float64(600) || ix["ReservedConcurrentExecutions"] != float64(1) {
-			t.Errorf("%v: indexer memory %v, timeout %v, reserved concurrency %v, want 3008 MB, 600 s, 1",
-				variant, ix["MemorySize"], ix["Timeout"], ix["ReservedConcurrentExecutions"])
-		}
-		for _, name := range lambdaapp.Functions {
-			if p := fn(name); name != lambdaapp.FunctionIndexer && p["ReservedConcurrentExecutions"] != nil {
-				t.Errorf("%v: %s reserves %v", variant, name, p["ReservedConcurrentExecutions"])
-			}
+		if ix["MemorySize"] != float64(embeddedIndexerMemoryMB) || ix["Timeout"] != float64(600) {
+			t.Errorf("%v: indexer memory %v, timeout %v, want 3008 MB, 600 s", variant, ix["MemorySize"], ix["Timeout"])
 		}
 		esm := s.one(t, "AWS::Lambda::EventSourceMapping").Props
 		if esm["BatchSize"] != float64(embeddedBatchSize) || esm["MaximumBatchingWindowInSeconds"] != float64(embeddedWindowSec) ||
@@ -309,7 +303,7 @@ func TestEmbeddedFunctions(t *testing.T) {
 // failure queue's alarms stay; the indexer's throttles alarm only when they
 // last (reserved concurrency 1 throttles in the ordinary course).
 func TestEmbeddedAlarms(t *testing.T) {
-	for _, variant := range []map[string]any{embeddedContext, embeddedTestContext} {
+	for _, variant := range []map[string]any{embeddedContext, embeddedTestContext, {KeySearch: SearchEmbedded, KeyIndexerConcurrency: "1"}} {
 		s := synth(t, variant)
 		names := map[string]map[string]any{}
 		for _, a := range s.resources("AWS::CloudWatch::Alarm") {
@@ -326,7 +320,9 @@ func TestEmbeddedAlarms(t *testing.T) {
 			periods := float64(1)
 			switch name {
 			case "IndexerThrottles":
-				periods = embeddedThrottlePeriods
+				if s.cfg.IndexerReservedConcurrency > 0 {
+					periods = reservedIndexerThrottlePeriods
+				}
 			case "ApiLatencyP99":
 				periods = 3
 			}

@@ -126,24 +126,8 @@ func newFunction(s awscdk.Stack, cfg Config, name, codeDir string, role awsiam.R
 		LogGroup:      logs,
 		Environment:   &env,
 	}
-	if name == lambdaapp.FunctionAuthorizer && cfg.AuthorizerReservedConcurrency > 0 {
-		// Every request the cache misses needs the authorizer: reserved
-		// concurrency keeps it answering when other functions of the account
-		// take the rest (and caps it there).
-		props.ReservedConcurrentExecutions = jsii.Number(float64(cfg.AuthorizerReservedConcurrency))
-	}
-	if name == lambdaapp.FunctionIndexer && cfg.Search == SearchEmbedded {
-		// One snapshot writer at a time: each commit reads the current
-		// snapshot and publishes a new one, and two at once would each
-		// drop the other's changes but for the pointer's conditional write,
-		// which is the safety net, not the plan. A stream mapping invokes at
-		// most one batch per shard at once; with several shards the others
-		// are throttled and wait. Lambda retries a batch it could not invoke
-		// (throttled) until it succeeds or its records expire, without
-		// counting it against MaximumRetryAttempts, which counts function
-		// errors only (Lambda Developer Guide, error handling for DynamoDB
-		// event sources): a throttle delays the index, it loses nothing.
-		props.ReservedConcurrentExecutions = jsii.Number(embeddedIndexerConcurrency)
+	if n := reservedConcurrency(cfg, name); n > 0 {
+		props.ReservedConcurrentExecutions = jsii.Number(float64(n))
 	}
 	fn := awslambda.NewFunction(s, jsii.String(fnID(name)), props)
 	return &function{name: name, fn: fn, role: role, logs: logs}
@@ -334,9 +318,31 @@ func envLimits(cfg Config) map[string]*string {
 	}
 }
 
-// embeddedIndexerConcurrency is the indexer's reserved concurrency in the
-// embedded tier: one snapshot writer.
-const embeddedIndexerConcurrency = 1
+// reservedConcurrency is what a function reserves of the account's
+// concurrency: nothing unless a context value asks.
+//
+//   - The authorizer: every request the authorizer cache misses needs it;
+//     a reservation keeps it answering when other functions of the account
+//     take the rest (and caps it there).
+//   - The indexer: a stream mapping runs one batch per shard at once, so
+//     with several shards several indexers may run. In the embedded tier
+//     each commit reads the snapshot in service and publishes a whole new
+//     one; two at once conflict on the pointer's conditional write, and the
+//     loser redoes its batch over the winner's snapshot (shared/aws/indexer,
+//     Handle), so no reservation is needed for correctness. A reservation of
+//     1 would make the writers take turns instead, on accounts that can
+//     spare it: a throttled batch waits and is retried by Lambda until it
+//     runs, without counting against MaximumRetryAttempts (Lambda Developer
+//     Guide, "Error handling" for DynamoDB event sources).
+func reservedConcurrency(cfg Config, name string) int {
+	switch name {
+	case lambdaapp.FunctionAuthorizer:
+		return cfg.AuthorizerReservedConcurrency
+	case lambdaapp.FunctionIndexer:
+		return cfg.IndexerReservedConcurrency
+	}
+	return 0
+}
 
 // envSearch is what the search and indexer functions need to reach their
 // search tier and Bedrock. For the domain the index alias is set

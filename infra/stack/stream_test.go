@@ -126,17 +126,24 @@ func TestStreamFilters(t *testing.T) {
 	}
 }
 
-// TestAuthorizerReservedConcurrency: none by default (a reservation takes
-// from the whole account's pool); the context's number on the authorizer
-// alone when given.
-func TestAuthorizerReservedConcurrency(t *testing.T) {
-	for _, variant := range []map[string]any{defaultContext, customContext} {
+// TestNoReservationUnlessAsked: no function reserves concurrency unless a
+// context value asks, in either search tier (a reservation takes from the
+// whole account's pool, and an account whose quota is 10, as new accounts'
+// often is, refuses any: the stack would fail to create); the context's
+// number on its function alone when given.
+func TestNoReservationUnlessAsked(t *testing.T) {
+	indexerOne := map[string]any{KeySearch: SearchEmbedded, KeyIndexerConcurrency: "1"}
+	for _, variant := range []map[string]any{defaultContext, embeddedContext, customContext, indexerOne} {
 		s := synth(t, variant)
+		want := map[string]int{
+			s.functionID(t, lambdaapp.FunctionAuthorizer): s.cfg.AuthorizerReservedConcurrency,
+			s.functionID(t, lambdaapp.FunctionIndexer):    s.cfg.IndexerReservedConcurrency,
+		}
 		for _, f := range s.resources("AWS::Lambda::Function") {
 			got, set := f.Props["ReservedConcurrentExecutions"]
-			want := s.cfg.AuthorizerReservedConcurrency > 0 && f.ID == s.functionID(t, lambdaapp.FunctionAuthorizer)
-			if set != want || (want && got != float64(s.cfg.AuthorizerReservedConcurrency)) {
-				t.Errorf("%s: reserved concurrency %v (set %v), want %d on the authorizer only", f.ID, got, set, s.cfg.AuthorizerReservedConcurrency)
+			n := want[f.ID]
+			if set != (n > 0) || (set && got != float64(n)) {
+				t.Errorf("%v: %s reserves %v (set %v), want %d", variant, f.ID, got, set, n)
 			}
 		}
 	}

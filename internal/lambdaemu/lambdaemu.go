@@ -76,6 +76,12 @@ type Function struct {
 	// it; 0 means DefaultMaxConcurrency. Invokes beyond it wait for an
 	// instance, and fail with ErrTooManyRequests if their context ends.
 	MaxConcurrency int
+	// Account is the account's concurrency the function draws from: with a
+	// MaxConcurrency (a reservation, which the caller registers with
+	// AccountConcurrency.Reserve) it holds its own; without, each invoke also takes
+	// one of the account's unreserved executions. nil: no account-wide
+	// limit.
+	Account *AccountConcurrency
 	// Credentials gives each instance its AWS_ACCESS_KEY_ID,
 	// AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN when it starts, as Lambda
 	// gives it the execution role's session; nil starts it without any.
@@ -138,13 +144,15 @@ type ColdStart struct {
 // events, so work a function leaves running after its answer goes on; memory
 // is not limited to MemoryMB; idle instances are never shut down (they live
 // until Close); instances share the host's file system, not a /tmp each;
-// there is no account-wide concurrency limit across pools; and a template
+// the account-wide concurrency (Function.Account) holds invokes waiting
+// rather than throttling them at once; and a template
 // that sets a reserved variable runs, with Lambda's value, where Lambda's
 // CreateFunction refuses it: call Function.Validate to refuse it.
 type Pool struct {
 	fn      Function
 	arn     string
-	slots   chan struct{} // one token per running invoke, MaxConcurrency in all
+	slots   chan struct{}       // one token per running invoke, MaxConcurrency in all
+	shared  *AccountConcurrency // the account's unreserved executions this function draws from, or nil
 	closing chan struct{}
 
 	mu        sync.Mutex
@@ -173,8 +181,10 @@ func Start(fn Function) *Pool {
 	if fn.MemoryMB <= 0 {
 		fn.MemoryMB = 128
 	}
+	var shared *AccountConcurrency
 	if fn.MaxConcurrency <= 0 {
 		fn.MaxConcurrency = DefaultMaxConcurrency
+		shared = fn.Account
 	}
 	if fn.Region == "" {
 		fn.Region = "us-east-1"
@@ -195,6 +205,7 @@ func Start(fn Function) *Pool {
 		fn:      fn,
 		arn:     fmt.Sprintf("arn:aws:lambda:%s:%s:function:%s", fn.Region, Account, fn.Name),
 		slots:   make(chan struct{}, fn.MaxConcurrency),
+		shared:  shared,
 		closing: make(chan struct{}),
 	}
 }
@@ -237,10 +248,16 @@ func (p *Pool) admit(ctx context.Context, payload []byte) (*instance, error) {
 	case <-p.closing:
 		return nil, fmt.Errorf("lambdaemu: %s: %w", p.fn.Name, ErrClosed)
 	}
+	if p.shared != nil {
+		if err := p.shared.acquire(ctx, p.closing); err != nil {
+			<-p.slots
+			return nil, fmt.Errorf("lambdaemu: %s: %w", p.fn.Name, err)
+		}
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
-		<-p.slots
+		p.free()
 		return nil, fmt.Errorf("lambdaemu: %s: %w", p.fn.Name, ErrClosed)
 	}
 	in := p.take()
@@ -266,10 +283,18 @@ func (p *Pool) launch(in *instance, payload []byte, sk *sink) <-chan outcome {
 		p.mu.Lock()
 		p.idle = append(p.idle, in)
 		p.mu.Unlock()
-		<-p.slots
+		p.free()
 		done <- outcome{res, err}
 	}()
 	return done
+}
+
+// free gives back an invoke's slot and its unreserved execution.
+func (p *Pool) free() {
+	if p.shared != nil {
+		p.shared.release()
+	}
+	<-p.slots
 }
 
 // take picks the instance for an invoke that holds a slot: a warm one if

@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -47,9 +48,17 @@ type Index interface {
 // commit. An indexer commits once per batch, after its Upserts and Deletes,
 // so that a burst of changes costs one snapshot; a failed commit fails the
 // batch's documents, whose records then come back.
+//
+// A Commit that fails with ErrCommitConflict lost a race with another
+// writer, which published in between: the Committer has dropped the writes
+// it held, and redoing them (reading the documents again) over what the
+// other writer published succeeds unless a third one wins again.
 type Committer interface {
 	Commit(ctx context.Context) error
 }
+
+// ErrCommitConflict is a Commit that another writer's publish overtook.
+var ErrCommitConflict = errors.New("search: another writer published first; redo the writes over what it published")
 
 // DocumentText is what a document's vector is made from, for every backend: the
 // title twice (it says what the document is about), then the content in

@@ -364,15 +364,7 @@ func (x *Indexer) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 		}
 	}
 
-	failedDocs := x.index(ctx, slices.Sorted(maps.Keys(docRecords)))
-	if c, ok := x.Index.(search.Committer); ok && len(docRecords) > 0 {
-		if err := c.Commit(ctx); err != nil {
-			log.Error("indexer: commit the batch's index writes", "documents", len(docRecords), "error", err)
-			for id := range docRecords {
-				failedDocs[id] = true
-			}
-		}
-	}
+	failedDocs := x.indexAndCommit(ctx, slices.Sorted(maps.Keys(docRecords)))
 	for id := range failedDocs {
 		for _, i := range docRecords[id] {
 			failed[i] = true
@@ -459,6 +451,41 @@ func (x *Indexer) workspaceDocuments(ctx context.Context, ws string, libDocs map
 }
 
 // index re-indexes ids, BatchSize at a time, and returns the IDs it failed.
+// CommitAttempts bounds how often a batch is indexed again after its commit
+// lost a race with another writer (search.ErrCommitConflict).
+const CommitAttempts = 4
+
+// indexAndCommit indexes the documents ids and, for an index that holds its
+// writes (search.Committer), commits them. A commit another writer overtook
+// is redone here, reading the documents again, rather than failed: several
+// indexers may run at once (a stream mapping runs one batch per shard), and
+// failing the batch would spend one of the mapping's few retries on a race
+// that is nobody's fault. After CommitAttempts, or on any other commit error,
+// every document fails and the stream delivers their records again.
+func (x *Indexer) indexAndCommit(ctx context.Context, ids []string) map[string]bool {
+	c, commits := x.Index.(search.Committer)
+	for attempt := 1; ; attempt++ {
+		failed := x.index(ctx, ids)
+		if !commits || len(ids) == 0 {
+			return failed
+		}
+		err := c.Commit(ctx)
+		if err == nil {
+			return failed
+		}
+		if errors.Is(err, search.ErrCommitConflict) && attempt < CommitAttempts && ctx.Err() == nil {
+			x.logger().Warn("indexer: another writer published first; indexing the batch again over its snapshot",
+				"documents", len(ids), "attempt", attempt, "error", err)
+			continue
+		}
+		x.logger().Error("indexer: commit the batch's index writes", "documents", len(ids), "attempts", attempt, "error", err)
+		for _, id := range ids {
+			failed[id] = true
+		}
+		return failed
+	}
+}
+
 func (x *Indexer) index(ctx context.Context, ids []string) map[string]bool {
 	failed := map[string]bool{}
 	ws := &workspaces{src: x.Source, m: map[string]*wsEntry{}}

@@ -574,17 +574,58 @@ type committingIndex struct {
 	*fakeIndex
 	commits   int
 	failNext  bool
+	conflicts int      // the next commits that another writer overtakes
+	dropped   int      // Upserts dropped by overtaken commits
 	committed []string // the upserted IDs at the last successful commit
 }
 
 func (x *committingIndex) Commit(context.Context) error {
 	x.commits++
+	if x.conflicts > 0 {
+		x.conflicts--
+		// As the snapshot writer does, an overtaken commit drops what it held.
+		x.dropped += len(x.upserts)
+		x.upserts = nil
+		return fmt.Errorf("%w: snapshot: put pointer: 412 PreconditionFailed", search.ErrCommitConflict)
+	}
 	if x.failNext {
 		x.failNext = false
 		return errors.New("snapshot: put: 503 SlowDown")
 	}
 	x.committed = x.upserted()
 	return nil
+}
+
+// A commit that another writer overtook is redone within the invocation:
+// the documents are read again and committed over the other's snapshot, and
+// no record fails; only a writer that keeps losing fails the batch.
+func TestCommitConflictIsRedone(t *testing.T) {
+	ev := events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{
+		record("MODIFY", "40", "DOC#doc_it_001", "A", image("title", "a"), image("title", "b")),
+		record("MODIFY", "41", "DOC#doc_fin_001", "A", image("title", "a"), image("title", "b")),
+	}}
+	src, idx := world(), &committingIndex{fakeIndex: newFakeIndex()}
+	x := newIndexer(t, src, idx)
+	idx.conflicts = indexer.CommitAttempts - 1
+	if failed := handle(t, x, ev); len(failed) != 0 {
+		t.Fatalf("after %d lost races the batch failed %v; want it redone until it commits", indexer.CommitAttempts-1, failed)
+	}
+	if idx.commits != indexer.CommitAttempts || idx.dropped != indexer.CommitAttempts-1 || len(idx.upserts) != 1 {
+		t.Fatalf("%d commits, %d upserts dropped, %d kept; want the batch indexed and committed %d times", idx.commits, idx.dropped, len(idx.upserts), indexer.CommitAttempts)
+	}
+	if !slices.Equal(idx.committed, []string{"doc_fin_001", "doc_it_001"}) {
+		t.Fatalf("committed %v", idx.committed)
+	}
+
+	src, idx = world(), &committingIndex{fakeIndex: newFakeIndex()}
+	x = newIndexer(t, src, idx)
+	idx.conflicts = indexer.CommitAttempts
+	if failed := handle(t, x, ev); !slices.Equal(failed, []string{"40", "41"}) {
+		t.Fatalf("a writer that lost %d races failed %v; want both records back to the stream", indexer.CommitAttempts, failed)
+	}
+	if idx.commits != indexer.CommitAttempts {
+		t.Fatalf("%d commits; want %d attempts, then give up", idx.commits, indexer.CommitAttempts)
+	}
 }
 
 // A batch is committed once, however many documents and Upserts it holds; a

@@ -199,8 +199,8 @@ func TestWritersRace(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := w2.Commit(ctx)
-	if !errors.Is(err, ErrConflict) {
-		t.Fatalf("the second writer's commit: %v, want ErrConflict", err)
+	if !errors.Is(err, ErrConflict) || !errors.Is(err, search.ErrCommitConflict) {
+		t.Fatalf("the second writer's commit: %v, want ErrConflict as search.ErrCommitConflict (the indexer redoes its batch)", err)
 	}
 	f := newFollower(t, m, &clock{})
 	wantIDs(t, f, "a", "one")

@@ -106,6 +106,9 @@ func (w *Writer) Commit(ctx context.Context) error {
 	etag, err := w.publish(ctx, w.docs.Sorted(), w.etag, w.seq+1)
 	if err != nil {
 		w.forget()
+		if errors.Is(err, ErrConflict) {
+			return fmt.Errorf("%w: %w", search.ErrCommitConflict, err)
+		}
 		return err
 	}
 	w.etag, w.seq = etag, w.seq+1
