@@ -53,6 +53,7 @@ type api struct {
 // with a single ANY method (see addRoutes), the REQUEST authorizer, the
 // gateway responses in the API's error shape and a usage plan per tier.
 func newAPI(s awscdk.Stack, cfg Config, fns map[string]*function) *api {
+	methodRate, methodBurst := cfg.MethodThrottle()
 	accessLogs := awslogs.NewLogGroup(s, jsii.String("ApiAccessLogs"), &awslogs.LogGroupProps{Retention: cfg.retention(), RemovalPolicy: cfg.removal()})
 	rest := awsapigateway.NewRestApi(s, jsii.String("Api"), &awsapigateway.RestApiProps{
 		RestApiName:   jsii.String(cfg.ResourcePrefix()),
@@ -71,12 +72,18 @@ func newAPI(s awscdk.Stack, cfg Config, fns map[string]*function) *api {
 			DataTraceEnabled: jsii.Bool(false),
 			MetricsEnabled:   jsii.Bool(true),
 			TracingEnabled:   jsii.Bool(true),
-			// The whole stage, every key and IP together: every customer stack
-			// shares the account's Region-wide quota and Lambda concurrency, so
-			// one customer's flood must not take them all. Per key and per IP the
-			// handler counts exact windows, with the usage plans and WAF behind it.
-			ThrottlingRateLimit:  jsii.Number(float64(cfg.StageRateLimit)),
-			ThrottlingBurstLimit: jsii.Number(float64(cfg.StageBurstLimit)),
+			// Every customer stack shares the account's Region-wide quota and
+			// Lambda concurrency, so one customer's flood must not take them
+			// all. API Gateway throttles a stage per method, each method with
+			// a bucket of its own (Developer Guide, "Throttle requests to your
+			// REST APIs for better throughput in API Gateway": per-stage limits
+			// "are applied at the API method level"); there is no bucket for a
+			// whole stage. Each method gets an equal share of the stage's
+			// limits, so that all of them together stay within them
+			// (Config.MethodThrottle). Per key and per IP the handler counts
+			// exact windows, with the usage plans and WAF behind it.
+			ThrottlingRateLimit:  jsii.Number(methodRate),
+			ThrottlingBurstLimit: jsii.Number(float64(methodBurst)),
 		},
 	})
 	if !cfg.ResponseStreaming {

@@ -161,11 +161,18 @@ func TestAuthorizerAndKeySource(t *testing.T) {
 		if ms["LoggingLevel"] != "ERROR" || ms["DataTraceEnabled"] != false || ms["ResourcePath"] != "/*" || ms["HttpMethod"] != "*" {
 			t.Errorf("method settings %v: want ERROR logging, no data trace, for every method", ms)
 		}
-		// The whole stage is throttled, so that one customer's flood cannot take
-		// the account's Region-wide quota from the other stacks.
-		if ms["ThrottlingRateLimit"] != float64(s.cfg.StageRateLimit) || ms["ThrottlingBurstLimit"] != float64(s.cfg.StageBurstLimit) {
-			t.Errorf("stage throttling %v/s, burst %v; want %d/s, burst %d", ms["ThrottlingRateLimit"], ms["ThrottlingBurstLimit"],
-				s.cfg.StageRateLimit, s.cfg.StageBurstLimit)
+		// The stage is throttled so that one customer's flood cannot take the
+		// account's Region-wide quota from the other stacks. API Gateway gives
+		// each method a bucket of its own: the methods' buckets together, at
+		// most stageRateLimit and stageBurstLimit; and each a fair share.
+		methods := len(s.resources("AWS::ApiGateway::Method"))
+		rate, _ := ms["ThrottlingRateLimit"].(float64)
+		burst, _ := ms["ThrottlingBurstLimit"].(float64)
+		if sum := rate * float64(methods); sum > float64(s.cfg.StageRateLimit) || sum < 0.99*float64(s.cfg.StageRateLimit) {
+			t.Errorf("%d methods at %v/s each admit %v/s; want at most, and about, stageRateLimit %d", methods, rate, sum, s.cfg.StageRateLimit)
+		}
+		if sum := burst * float64(methods); sum > float64(s.cfg.StageBurstLimit) || sum <= float64(s.cfg.StageBurstLimit-methods) || burst < 1 {
+			t.Errorf("%d methods with a burst of %v each admit %v at once; want at most, and about, stageBurstLimit %d", methods, burst, sum, s.cfg.StageBurstLimit)
 		}
 		access := stage["AccessLogSetting"].(map[string]any)
 		var line map[string]any

@@ -56,13 +56,13 @@ func (g *Gateway) authorize(c *call, id string) (responseType, usageKey string, 
 	}
 	cacheKey := id + "\x00" + strings.Join(values, "\x00")
 	now := g.opts.Now()
-	g.mu.Lock()
-	res, hit := g.cache[cacheKey]
+	g.st.mu.Lock()
+	res, hit := g.st.cache[cacheKey]
 	if hit && !now.Before(res.until) {
-		delete(g.cache, cacheKey)
+		delete(g.st.cache, cacheKey)
 		hit = false
 	}
-	g.mu.Unlock()
+	g.st.mu.Unlock()
 	if !hit {
 		var typ string
 		res, typ, ok = g.callAuthorizer(c, a)
@@ -71,9 +71,9 @@ func (g *Gateway) authorize(c *call, id string) (responseType, usageKey string, 
 		}
 		if a.TTL > 0 {
 			res.until = now.Add(a.TTL)
-			g.mu.Lock()
-			g.cache[cacheKey] = res
-			g.mu.Unlock()
+			g.st.mu.Lock()
+			g.st.cache[cacheKey] = res
+			g.st.mu.Unlock()
 		}
 	}
 	c.authorizer = map[string]any{"principalId": res.principal}

@@ -114,11 +114,7 @@ func (g *Gateway) integrate(w http.ResponseWriter, c *call, in Integration) {
 		g.gatewayResponse(w, c, "INTEGRATION_TIMEOUT")
 		return
 	case err != nil:
-		// Lambda refused the call (no permission, no function): API
-		// Gateway reports a configuration error.
-		g.opts.Logf("restapi: %s %s: invoke %s: %v", c.r.Method, c.r.URL.Path, in.Function, err)
-		c.errMessage = "Internal server error"
-		g.gatewayResponse(w, c, "API_CONFIGURATION_ERROR")
+		g.invokeRefused(w, c, in, err)
 		return
 	case fnErr != "":
 		g.opts.Logf("restapi: %s %s: function %s failed (%s): %s", c.r.Method, c.r.URL.Path, in.Function, fnErr, out)
@@ -147,6 +143,24 @@ func (g *Gateway) integrate(w http.ResponseWriter, c *call, in Integration) {
 	setHeaders(hdr, resp.Headers, resp.MultiValueHeaders)
 	hdr.Set("X-Amzn-Trace-Id", h["X-Amzn-Trace-Id"][0])
 	g.write(w, c, resp.StatusCode, respBody)
+}
+
+// invokeRefused answers an invocation Lambda refused (no permission, no
+// such function, throttled, a request it will not take): INTEGRATION_FAILURE
+// with status 500 unless the API's response sets one. The Lambda Developer
+// Guide ("Handling Lambda errors with an API Gateway API"): "If the Lambda
+// API rejects the invocation request, API Gateway returns a 500 error code.
+// If the function runs but returns an error, or returns a response in the
+// wrong format, API Gateway returns a 502", both with {"message": "Internal
+// server error"}. Both are the INTEGRATION_FAILURE response type (its
+// customized template and status apply): API Gateway's access logs give
+// $context.error.responseType INTEGRATION_FAILURE for a Lambda function
+// error, and the type's documented default status, 504, is not what either
+// answers (docs/standin.md, "Function errors").
+func (g *Gateway) invokeRefused(w http.ResponseWriter, c *call, in Integration, err error) {
+	g.opts.Logf("restapi: %s %s: invoke %s: %v", c.r.Method, c.r.URL.Path, in.Function, err)
+	c.errMessage = "Internal server error"
+	g.gatewayResponseStatus(w, c, "INTEGRATION_FAILURE", http.StatusInternalServerError)
 }
 
 // write sends a body, gzipped when the API compresses, the client accepts

@@ -19,12 +19,12 @@ func (g *Gateway) take(key string, t Throttle) bool {
 		return true
 	}
 	now := g.opts.Now()
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	b := g.buckets[key]
+	g.st.mu.Lock()
+	defer g.st.mu.Unlock()
+	b := g.st.buckets[key]
 	if b == nil {
 		b = &bucket{tokens: float64(t.Burst), last: now}
-		g.buckets[key] = b
+		g.st.buckets[key] = b
 	}
 	b.tokens = math.Min(float64(t.Burst), b.tokens+now.Sub(b.last).Seconds()*t.Rate)
 	b.last = now
@@ -33,6 +33,33 @@ func (g *Gateway) take(key string, t Throttle) bool {
 	}
 	b.tokens--
 	return true
+}
+
+// methodThrottle is the throttle of the method declared as declared on the
+// resource at path: the most specific of the stage's MethodSettings that
+// names it (a setting for the method itself over one for all methods).
+func (g *Gateway) methodThrottle(path, declared string) Throttle {
+	var t Throttle
+	best := -1
+	for _, ms := range g.api.MethodSettings {
+		score := 0
+		switch {
+		case ms.ResourcePath == path:
+			score += 2
+		case ms.ResourcePath != "/*":
+			continue
+		}
+		switch {
+		case ms.HTTPMethod == declared:
+			score++
+		case ms.HTTPMethod != "*":
+			continue
+		}
+		if score > best {
+			t, best = ms.Throttle, score
+		}
+	}
+	return t
 }
 
 // quota counts a key's requests in the current period of its plan.
@@ -82,17 +109,17 @@ func (g *Gateway) meter(c *call, value string) (string, bool) {
 	name := plan.ID + "/" + k.ID
 	if plan.Quota.Limit > 0 {
 		start := periodStart(g.opts.Now(), plan.Quota.Period)
-		g.mu.Lock()
-		q := g.quotas[name]
+		g.st.mu.Lock()
+		q := g.st.quotas[name]
 		if q == nil || !q.period.Equal(start) {
 			q = &quota{period: start}
-			g.quotas[name] = q
+			g.st.quotas[name] = q
 		}
 		over := q.used >= plan.Quota.Limit
 		if !over {
 			q.used++
 		}
-		g.mu.Unlock()
+		g.st.mu.Unlock()
 		if over {
 			c.errMessage = "Limit Exceeded"
 			return "QUOTA_EXCEEDED", false
@@ -114,17 +141,17 @@ func (g *Gateway) wafBlocks(c *call) (string, bool) {
 		return "", false
 	}
 	now := g.opts.Now()
-	g.mu.Lock()
-	defer g.mu.Unlock()
+	g.st.mu.Lock()
+	defer g.st.mu.Unlock()
 	for _, rule := range g.api.WAF {
 		key := rule.Name + "/" + c.sourceIP
-		times := g.waf[key]
+		times := g.st.waf[key]
 		cut := 0
 		for cut < len(times) && now.Sub(times[cut]) >= rule.Window {
 			cut++
 		}
 		times = append(times[cut:], now)
-		g.waf[key] = times
+		g.st.waf[key] = times
 		if len(times) > rule.Limit {
 			return rule.Name, true
 		}

@@ -97,9 +97,7 @@ var errStreamIdle = errors.New("restapi: the integration's stream was idle too l
 func (g *Gateway) stream(w http.ResponseWriter, c *call, in Integration, payload []byte, traceID string) {
 	src, err := g.inv.InvokeStream(c.r.Context(), in.Function, payload)
 	if err != nil {
-		g.opts.Logf("restapi: %s %s: invoke %s: %v", c.r.Method, c.r.URL.Path, in.Function, err)
-		c.errMessage = "Internal server error"
-		g.gatewayResponse(w, c, "API_CONFIGURATION_ERROR")
+		g.invokeRefused(w, c, in, err)
 		return
 	}
 	defer src.Close()

@@ -10,7 +10,7 @@
 // is behind Invoker. What it follows, and what it leaves out, is written in
 // docs/standin.md. The order of the checks is API Gateway's: WAF, the
 // resource and method, the authorizer, the API key, the usage plan's quota
-// and throttle, the stage's throttle, then the integration.
+// and throttle, the method's throttle, then the integration.
 package restapi
 
 import (
@@ -37,9 +37,16 @@ type API struct {
 	GatewayResponses map[string]GatewayResponse
 	// APIKeySource is HEADER (x-api-key) or AUTHORIZER (the authorizer's
 	// usageIdentifierKey).
-	APIKeySource  string
-	StageThrottle Throttle
-	UsagePlans    []UsagePlan
+	APIKeySource string
+	// MethodSettings are the stage's method throttles, as the stage's
+	// MethodSettings declare them: each applies to every method it names
+	// (ResourcePath "/*" and HttpMethod "*" name them all), and each method
+	// has a bucket of its own. A stage has no bucket for all its methods
+	// together ("Throttle requests to your REST APIs for better throughput
+	// in API Gateway": per-API, per-stage limits "are applied at the API
+	// method level").
+	MethodSettings []MethodSetting
+	UsagePlans     []UsagePlan
 	// WAF are the rate-based rules of the web ACL associated with the stage.
 	WAF []RateRule
 	// MinimumCompressionSize is the smallest body, in bytes, that is
@@ -101,6 +108,16 @@ type GatewayResponse struct {
 type Throttle struct {
 	Rate  float64
 	Burst int
+}
+
+// MethodSetting is one of a stage's MethodSettings: the methods it names
+// and their throttle. ResourcePath is the resource's path as API Gateway
+// writes it (/items/{id}), or "/*"; HTTPMethod a method as declared (GET,
+// ANY), or "*".
+type MethodSetting struct {
+	ResourcePath string
+	HTTPMethod   string
+	Throttle     Throttle
 }
 
 // Quota is a number of requests per DAY, WEEK or MONTH.
@@ -179,9 +196,16 @@ type Gateway struct {
 	opts   Options
 	routes []route
 
+	st *state
+}
+
+// state is what a stage counts and caches, which an update of it keeps
+// (Update): its throttles' buckets, its keys' quotas, the WAF's counts and
+// the authorizer's cache.
+type state struct {
 	mu      sync.Mutex
 	cache   map[string]cached      // authorizer results by authorizer ID + identity
-	buckets map[string]*bucket     // throttles by "stage" or plan/key
+	buckets map[string]*bucket     // throttles by method or plan/key
 	quotas  map[string]*quota      // by plan/key
 	waf     map[string][]time.Time // request times by rule/IP
 }
@@ -207,8 +231,33 @@ func New(api API, inv Invoker, keys APIKeys, opts Options) (*Gateway, error) {
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
 	}
-	g := &Gateway{api: api, inv: inv, keys: keys, opts: opts, cache: map[string]cached{},
-		buckets: map[string]*bucket{}, quotas: map[string]*quota{}, waf: map[string][]time.Time{}}
+	st := &state{cache: map[string]cached{}, buckets: map[string]*bucket{}, quotas: map[string]*quota{}, waf: map[string][]time.Time{}}
+	return deploy(api, inv, keys, opts, st)
+}
+
+// Update returns the gateway of the stage serving api from now on, as after
+// a change to the stage (its settings, usage plans, WAF rules) or a new
+// deployment of the API (its resources, methods, authorizers and gateway
+// responses): the caller decides what api holds (internal/standin: a
+// deployment is new only when its logical ID changed). The buckets, quotas,
+// WAF counts and authorizer cache go on from g's; FlushAuthorizerCache
+// empties the cache. g serves the requests it has already taken.
+func (g *Gateway) Update(api API) (*Gateway, error) {
+	return deploy(api, g.inv, g.keys, g.opts, g.st)
+}
+
+// FlushAuthorizerCache forgets every cached authorizer result.
+func (g *Gateway) FlushAuthorizerCache() {
+	g.st.mu.Lock()
+	defer g.st.mu.Unlock()
+	g.st.cache = map[string]cached{}
+}
+
+// API is the API the gateway serves.
+func (g *Gateway) API() API { return g.api }
+
+func deploy(api API, inv Invoker, keys APIKeys, opts Options, st *state) (*Gateway, error) {
+	g := &Gateway{api: api, inv: inv, keys: keys, opts: opts, st: st}
 	if err := g.check(); err != nil {
 		return nil, err
 	}
@@ -312,7 +361,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !g.withinRequestLimits(w, c) {
 		return
 	}
-	route, params, meth, ok := g.match(r.Method, r.URL.Path)
+	route, params, meth, declared, ok := g.match(r.Method, r.URL.Path)
 	if !ok {
 		c.errMessage = "Missing Authentication Token"
 		g.gatewayResponse(w, c, "MISSING_AUTHENTICATION_TOKEN")
@@ -340,7 +389,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if !g.take("stage", g.api.StageThrottle) {
+	if !g.take("method "+declared+" "+route.res.Path, g.methodThrottle(route.res.Path, declared)) {
 		c.errMessage = "Too Many Requests"
 		g.gatewayResponse(w, c, "THROTTLED")
 		return

@@ -250,6 +250,71 @@ func TestUsagePlanThrottleWAFAndCompression(t *testing.T) {
 	}
 }
 
+// Each method of the stage has a bucket of its own, as API Gateway throttles
+// a stage's methods one by one: a method that used its burst is throttled,
+// the others are not, and a setting for one method overrides the stage's
+// setting for all of them.
+func TestEachMethodHasItsOwnBucket(t *testing.T) {
+	now := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	api := testAPI()
+	api.UsagePlans[0].Throttle = Throttle{Rate: 1000, Burst: 1000}
+	api.MethodSettings = []MethodSetting{
+		{ResourcePath: "/*", HTTPMethod: "*", Throttle: Throttle{Rate: 1, Burst: 2}},
+		{ResourcePath: "/items/{id}", HTTPMethod: "ANY", Throttle: Throttle{Rate: 1, Burst: 4}},
+	}
+	srv, _ := newGateway(t, api, &now)
+	burst := func(path string, n int) {
+		t.Helper()
+		for i := 0; i < n; i++ {
+			if resp, body := do(t, srv.URL+path, "Bearer good"); resp.StatusCode != 200 {
+				t.Fatalf("%s request %d of a burst of %d: %d %s", path, i+1, n, resp.StatusCode, body)
+			}
+		}
+		if resp, body := do(t, srv.URL+path, "Bearer good"); resp.StatusCode != 429 || body != `{"error":{"code":"rate_limited"}}` {
+			t.Fatalf("%s past its burst of %d: %d %s", path, n, resp.StatusCode, body)
+		}
+	}
+	burst("/items", 2)
+	burst("/items/latest", 2) // GET /items/latest: another method, another bucket
+	burst("/items/a", 4)      // its own setting
+	if resp, _ := do(t, srv.URL+"/items/b", "Bearer good"); resp.StatusCode != 429 {
+		t.Fatalf("/items/b shares /items/{id}'s bucket: %d", resp.StatusCode)
+	}
+	now = now.Add(time.Second)
+	if resp, _ := do(t, srv.URL+"/items", "Bearer good"); resp.StatusCode != 200 {
+		t.Fatalf("a second later, a token back: %d", resp.StatusCode)
+	}
+}
+
+// A function's error, and an invocation Lambda refused, are both the
+// INTEGRATION_FAILURE gateway response (not DEFAULT_5XX): 502 and 500 unless
+// the response sets a status, which then applies to both.
+func TestFunctionErrorsAreIntegrationFailures(t *testing.T) {
+	for _, status := range []int{0, 503} {
+		api := testAPI()
+		api.Resources = append(api.Resources, Resource{Path: "/items/gone", Methods: map[string]Method{"ANY": {
+			AuthorizationType: "CUSTOM", AuthorizerID: "auth", APIKeyRequired: true, Integration: Integration{Type: "AWS_PROXY", Function: "gone"}}}})
+		api.GatewayResponses["INTEGRATION_FAILURE"] = GatewayResponse{Status: status,
+			Templates: map[string]string{"application/json": `{"type":"$context.error.responseType","message":$context.error.messageString}`}}
+		api.GatewayResponses["DEFAULT_5XX"] = GatewayResponse{Templates: map[string]string{"application/json": `{"type":"default"}`}}
+		srv, f := newGateway(t, api, nil)
+		f.handler["gone"] = func([]byte) ([]byte, string, error) {
+			return nil, "", errors.New("ResourceNotFoundException: Function not found")
+		}
+		want := `{"type":"INTEGRATION_FAILURE","message":"Internal server error"}`
+		for path, def := range map[string]int{"/items/crash": 502, "/items/gone": 500} {
+			wantStatus := def
+			if status != 0 {
+				wantStatus = status
+			}
+			resp, body := do(t, srv.URL+path, "Bearer good")
+			if resp.StatusCode != wantStatus || body != want || resp.Header.Get("X-Amzn-ErrorType") != "InternalServerErrorException" {
+				t.Errorf("status %d set: %s: %d %s %v; want %d %s", status, path, resp.StatusCode, body, resp.Header.Get("X-Amzn-ErrorType"), wantStatus, want)
+			}
+		}
+	}
+}
+
 func TestAPIKeyMustBeInAPlanOfTheStage(t *testing.T) {
 	api := testAPI()
 	api.UsagePlans[0].Stages = []string{"other"}

@@ -25,7 +25,7 @@ func split(path string) []string {
 // match finds the resource of a path as API Gateway does: a literal part
 // wins over a {param}, which wins over a greedy {param+}; then the method,
 // or ANY.
-func (g *Gateway) match(method, path string) (*route, map[string]string, Method, bool) {
+func (g *Gateway) match(method, path string) (*route, map[string]string, Method, string, bool) {
 	parts := split(path)
 	var best *route
 	var bestParams map[string]string
@@ -38,15 +38,14 @@ func (g *Gateway) match(method, path string) (*route, map[string]string, Method,
 		}
 	}
 	if best == nil {
-		return nil, nil, Method{}, false
+		return nil, nil, Method{}, "", false
 	}
-	if m, ok := best.res.Methods[method]; ok {
-		return best, bestParams, m, true
+	for _, declared := range []string{method, "ANY"} {
+		if m, ok := best.res.Methods[declared]; ok {
+			return best, bestParams, m, declared, true
+		}
 	}
-	if m, ok := best.res.Methods["ANY"]; ok {
-		return best, bestParams, m, true
-	}
-	return nil, nil, Method{}, false
+	return nil, nil, Method{}, "", false
 }
 
 // matches reports whether parts fit the route, with its path parameters

@@ -52,7 +52,7 @@ func restAPI(t *cfn.Template, r *cfn.Resolver) (restapi.API, error) {
 		api.MinimumCompressionSize = int(n)
 	}
 
-	// Stage: its name and method throttling.
+	// Stage: its name and its methods' throttles.
 	stages := t.OfType("AWS::ApiGateway::Stage")
 	if len(stages) != 1 {
 		return api, fmt.Errorf("standin: %d stages, want 1", len(stages))
@@ -60,10 +60,12 @@ func restAPI(t *cfn.Template, r *cfn.Resolver) (restapi.API, error) {
 	stage := t.Resources[stages[0]]
 	api.Stage, _ = stage.Properties["StageName"].(string)
 	for _, ms := range list(stage.Properties["MethodSettings"]) {
-		m, _ := ms.(map[string]any)
-		if m["ResourcePath"] == "/*" && m["HttpMethod"] == "*" {
-			api.StageThrottle = restapi.Throttle{Rate: num(m["ThrottlingRateLimit"]), Burst: int(num(m["ThrottlingBurstLimit"]))}
-		}
+		m := mapOf(ms)
+		path, _ := m["ResourcePath"].(string)
+		method, _ := m["HttpMethod"].(string)
+		api.MethodSettings = append(api.MethodSettings, restapi.MethodSetting{
+			ResourcePath: methodSettingPath(path), HTTPMethod: method,
+			Throttle: restapi.Throttle{Rate: num(m["ThrottlingRateLimit"]), Burst: int(num(m["ThrottlingBurstLimit"]))}})
 	}
 
 	// Resources: a tree of path parts under the API's root.
@@ -235,6 +237,16 @@ func restAPI(t *cfn.Template, r *cfn.Resolver) (restapi.API, error) {
 		}
 	}
 	return api, nil
+}
+
+// methodSettingPath decodes a MethodSettings ResourcePath: "/*" for every
+// resource, else the path with each "/" after the first written "~1"
+// (AWS::ApiGateway::Stage MethodSetting: /~1items~1{id} is /items/{id}).
+func methodSettingPath(p string) string {
+	if p == "/*" || p == "/" {
+		return p
+	}
+	return "/" + strings.ReplaceAll(strings.TrimPrefix(p, "/"), "~1", "/")
 }
 
 func list(v any) []any {
