@@ -2,9 +2,11 @@ package standin_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -16,12 +18,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/doclib/doclib/internal/apisuite"
+	"github.com/doclib/doclib/internal/dynalitetest"
 	"github.com/doclib/doclib/internal/standin"
 	"github.com/doclib/doclib/shared/backend/s3blobs"
 	"github.com/doclib/doclib/shared/backend/snapshot"
 )
 
-// TestEmbeddedTier runs a stack synthesized with search=embedded: no
+// TestEmbeddedTier runs a stack synthesized with search=embedded, on an
+// account with 10 concurrent executions: no
 // OpenSearch anywhere; the indexer publishes the demo import as a snapshot in
 // the stack's bucket, through the checker, with the rights the template
 // grants; the API suite passes on it; a change written to the table reaches
@@ -31,7 +35,11 @@ func TestEmbeddedTier(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the stand-in synthesizes and runs the whole stack; not in -short")
 	}
-	ctx, s, logs, d := startVariant(t, 4*time.Minute, "emb", map[string]string{"customer": "emb", "search": "embedded"})
+	// On an account whose Lambda concurrency quota is 10, as new accounts'
+	// often is: the tier for small customers must create and serve there,
+	// so no function may reserve concurrency (Lambda refuses any
+	// reservation on such an account; TestSmallAccountRefusesReservations).
+	ctx, s, logs, d := startVariantOn(t, 10, 4*time.Minute, "emb", map[string]string{"customer": "emb", "search": "embedded"})
 	t.Cleanup(func() {
 		for _, d := range s.Checker.Denials() {
 			t.Errorf("AWS denied a function's call: %+v", d)
@@ -205,4 +213,30 @@ func TestEmbeddedTier(t *testing.T) {
 		apisuite.Run(t, apisuite.Target{Name: "stand-in, embedded tier", URL: s.URL, Client: clientFrom("127.0.0.21"), RoutesBeforeAuth: true})
 	})
 
+}
+
+// TestSmallAccountRefusesReservations: a stack that reserves concurrency
+// cannot be created on an account whose quota is 10, as Lambda refuses to
+// leave it fewer than 10 unreserved; the stand-in fails to start as
+// CloudFormation would fail to create the stack.
+func TestSmallAccountRefusesReservations(t *testing.T) {
+	if testing.Short() {
+		t.Skip("synthesizes the stack; not in -short")
+	}
+	root, _ := filepath.Abs("../..")
+	a, err := standin.Synth(root, t.TempDir(), map[string]string{"customer": "resv", "search": "embedded", "indexerReservedConcurrency": "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := dynalitetest.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := standin.Start(ctx, standin.Options{Assembly: a, DynamoDB: db.Endpoint, Run: "resv", AccountConcurrency: 10})
+	if err == nil {
+		s.Close()
+		t.Fatal("a stack reserving 1 of an account's 10 concurrent executions started")
+	}
+	if !strings.Contains(err.Error(), "below its minimum value of [10]") || !strings.Contains(err.Error(), "doclib-resv-indexer") {
+		t.Fatalf("start failed with %v; want Lambda's refusal of the indexer's reservation", err)
+	}
 }

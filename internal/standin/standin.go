@@ -33,6 +33,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -69,6 +70,12 @@ type Options struct {
 	Logs io.Writer
 	// Run makes generated names unique (several stand-ins share a dynalite).
 	Run string
+	// AccountConcurrency is the account's Lambda concurrency quota in the
+	// Region (0: lambdaemu.DefaultAccountConcurrency, 1,000). The template's
+	// reservations are made against it as CloudFormation makes them, and
+	// Start fails as the stack would when Lambda refuses one; the functions
+	// without a reservation share what is left.
+	AccountConcurrency int
 }
 
 // Stack is a running stand-in.
@@ -91,15 +98,23 @@ type Stack struct {
 	Buckets   map[string]string
 	Bucket    string
 	Functions map[string]*lambdaemu.Pool // by function name (the template's FunctionName)
+	// Account is the account's Lambda concurrency the functions share.
+	Account *lambdaemu.AccountConcurrency
 	// DB is a client of the table's DynamoDB with the operator's rights,
 	// straight to dynalite (not through the checker).
 	DB *dynamodb.Client
 
 	stream *stream
-	server *http.Server
-	cancel context.CancelFunc
-	done   sync.WaitGroup
-	logf   func(string, ...any)
+	run    string
+	// gateway is the stage as it serves now, with the logical ID of the
+	// deployment it serves (Update).
+	gateway    atomic.Pointer[restapi.Gateway]
+	deployment string
+	updateMu   sync.Mutex
+	server     *http.Server
+	cancel     context.CancelFunc
+	done       sync.WaitGroup
+	logf       func(string, ...any)
 }
 
 // Start runs the stack of opts.Assembly and imports opts.Data; it returns
@@ -111,7 +126,8 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 		logs = io.Discard
 	}
 	logger := log.New(logs, "standin: ", log.Lmsgprefix|log.Ltime)
-	st := &Stack{Functions: map[string]*lambdaemu.Pool{}, logf: logger.Printf}
+	st := &Stack{Functions: map[string]*lambdaemu.Pool{}, logf: logger.Printf, run: opts.Run,
+		Account: &lambdaemu.AccountConcurrency{Concurrency: opts.AccountConcurrency}}
 	s = st
 	defer func() {
 		if err != nil {
@@ -189,7 +205,7 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 	// the indexer as an INSERT, as a new stack's first import does.
 	runCtx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
-	if s.stream, err = s.newStream(t, r, tableID); err != nil {
+	if s.stream, err = s.newStream(t, r, tableID, roles); err != nil {
 		return nil, err
 	}
 	s.done.Add(1)
@@ -219,6 +235,10 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 	if err != nil {
 		return nil, err
 	}
+	s.gateway.Store(gw)
+	if s.deployment, err = stageDeployment(t); err != nil {
+		return nil, err
+	}
 	addr := opts.Addr
 	if addr == "" {
 		addr = "127.0.0.1:0"
@@ -228,7 +248,8 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 		return nil, fmt.Errorf("standin: listen: %w", err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/"+api.Stage+"/", http.StripPrefix("/"+api.Stage, gw))
+	stage := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.gateway.Load().ServeHTTP(w, r) })
+	mux.Handle("/"+api.Stage+"/", http.StripPrefix("/"+api.Stage, stage))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		// API Gateway's answer to a path outside every stage.
 		w.Header().Set("Content-Type", "application/json")
@@ -240,6 +261,80 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 	go func() { defer s.done.Done(); _ = s.server.Serve(ln) }()
 	s.URL = "http://" + ln.Addr().String() + "/" + api.Stage
 	return s, nil
+}
+
+// Update applies a changed template of the same stack to the stage, as a
+// CloudFormation stack update reaches it. The stage's own settings (its
+// MethodSettings), the usage plans and the WAF rules take effect at once.
+// The API's resources, methods, authorizers, gateway responses and
+// API-wide settings reach the stage only through a new deployment, and
+// CloudFormation creates one only when the AWS::ApiGateway::Deployment has
+// another logical ID: a Deployment resource is never updated in place, so a
+// change the CDK does not fold into the Deployment's logical ID is never
+// served (the CDK folds an authorizer's settings in only with the feature
+// flag @aws-cdk/aws-apigateway:authorizerChangeDeploymentLogicalId). With a
+// new deployment the authorizer cache is flushed. Nothing else of the
+// template is applied: the functions, table and buckets stay as started.
+func (s *Stack) Update(a *Synthesized) (newDeployment bool, err error) {
+	s.updateMu.Lock()
+	defer s.updateMu.Unlock()
+	t, err := cfn.Load(a.Template)
+	if err != nil {
+		return false, err
+	}
+	if a.Stack != s.Values.StackName {
+		return false, fmt.Errorf("standin: update: %s is another stack than %s", a.Stack, s.Values.StackName)
+	}
+	api, err := restAPI(t, &cfn.Resolver{T: t, V: physical(t, a.Stack, s.run, "")})
+	if err != nil {
+		return false, err
+	}
+	dep, err := stageDeployment(t)
+	if err != nil {
+		return false, err
+	}
+	cur := s.gateway.Load()
+	newDeployment = dep != s.deployment
+	if !newDeployment {
+		kept := cur.API()
+		kept.MethodSettings, kept.UsagePlans, kept.WAF = api.MethodSettings, api.UsagePlans, api.WAF
+		api = kept
+	}
+	g, err := cur.Update(api)
+	if err != nil {
+		return false, err
+	}
+	if newDeployment {
+		g.FlushAuthorizerCache()
+		s.logf("update: the stage serves deployment %s (was %s)", dep, s.deployment)
+	} else {
+		s.logf("update: deployment %s unchanged: the stage keeps its resources, methods, authorizers and gateway responses", dep)
+	}
+	s.gateway.Store(g)
+	s.deployment = dep
+	return newDeployment, nil
+}
+
+// Deployed is the logical ID of the deployment the stage serves, and the
+// API as the stage serves it.
+func (s *Stack) Deployed() (string, restapi.API) {
+	s.updateMu.Lock()
+	defer s.updateMu.Unlock()
+	return s.deployment, s.gateway.Load().API()
+}
+
+// stageDeployment is the logical ID of the deployment the template's stage
+// names.
+func stageDeployment(t *cfn.Template) (string, error) {
+	stages := t.OfType("AWS::ApiGateway::Stage")
+	if len(stages) != 1 {
+		return "", fmt.Errorf("standin: %d stages, want 1", len(stages))
+	}
+	dep, _ := mapOf(t.Resources[stages[0]].Properties["DeploymentId"])["Ref"].(string)
+	if r, ok := t.Resources[dep]; !ok || r.Type != "AWS::ApiGateway::Deployment" {
+		return "", fmt.Errorf("standin: the stage deploys %q, not a deployment of the template", dep)
+	}
+	return dep, nil
 }
 
 // Settle waits until the table's writes so far have reached the indexer.
@@ -371,25 +466,22 @@ func (s *Stack) startFunctions(t *cfn.Template, r *cfn.Resolver, a *Synthesized,
 		// trusts through SSL_CERT_FILE. Nothing else is added.
 		env["AWS_ENDPOINT_URL"] = s.Checker.URL()
 		env["SSL_CERT_FILE"] = s.Checker.CAFile()
-		roleARN, err := r.String(p["Role"])
+		roleARN, roleID, err := functionRole(t, r, name)
 		if err != nil {
-			return fmt.Errorf("standin: function %s: role: %w", name, err)
-		}
-		roleID := ""
-		for _, rid := range t.OfType("AWS::IAM::Role") {
-			if r.V.Attr[rid+".Arn"] == roleARN {
-				roleID = rid
-			}
-		}
-		if roleID == "" {
-			return fmt.Errorf("standin: function %s: role %s is not one of the template", name, roleARN)
+			return err
 		}
 		role := awscheck.Role{ARN: roleARN, Session: name, Policies: roles[roleID]}
 		creds := s.Checker.Credentials(role)
+		reserved := int(num(p["ReservedConcurrentExecutions"]))
+		if err := s.Account.Reserve(name, reserved); err != nil {
+			// CloudFormation's CreateFunction fails, and the stack with it.
+			return fmt.Errorf("standin: the stack cannot be created on an account with %d concurrent executions: function %s (%s): %w",
+				s.Account.Quota(), name, id, err)
+		}
 		fn := lambdaemu.Function{
 			Name: name, Path: filepath.Join(dir, "bootstrap"), Env: env,
 			Timeout:  time.Duration(num(p["Timeout"])) * time.Second,
-			MemoryMB: int(num(p["MemorySize"])), MaxConcurrency: int(num(p["ReservedConcurrentExecutions"])),
+			MemoryMB: int(num(p["MemorySize"])), MaxConcurrency: reserved, Account: s.Account,
 			Credentials: func() (string, string, string) {
 				return creds.AccessKeyID, creds.SecretAccessKey, creds.SessionToken
 			},
@@ -496,10 +588,13 @@ func unmarshalInput(b []byte, in *dynamodb.CreateTableInput) error {
 }
 
 // newStream reads the template's event source mapping of the table's stream.
-func (s *Stack) newStream(t *cfn.Template, r *cfn.Resolver, tableID string) (*stream, error) {
+func (s *Stack) newStream(t *cfn.Template, r *cfn.Resolver, tableID string, roles map[string][]*iampolicy.Policy) (*stream, error) {
 	ids := t.OfType("AWS::Lambda::EventSourceMapping")
 	if len(ids) != 1 {
 		return nil, fmt.Errorf("standin: %d event source mappings, want 1", len(ids))
+	}
+	if err := checkMappingRights(t, r, ids[0], roles); err != nil {
+		return nil, err
 	}
 	p := t.Resources[ids[0]].Properties
 	src, err := r.String(p["EventSourceArn"])

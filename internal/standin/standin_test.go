@@ -386,6 +386,13 @@ func TestAccountHelp(t *testing.T) {
 // test ends. ctx bounds the whole run.
 func startVariant(t *testing.T, timeout time.Duration, run string, cdkContext map[string]string) (context.Context, *standin.Stack, *syncBuffer, *doclib.DataSet) {
 	t.Helper()
+	return startVariantOn(t, 0, timeout, run, cdkContext)
+}
+
+// startVariantOn is startVariant on an account whose Lambda concurrency
+// quota is quota (0: the default, 1,000).
+func startVariantOn(t *testing.T, quota int, timeout time.Duration, run string, cdkContext map[string]string) (context.Context, *standin.Stack, *syncBuffer, *doclib.DataSet) {
+	t.Helper()
 	d, err := demo.Load()
 	if err != nil {
 		t.Fatal(err)
@@ -395,7 +402,7 @@ func startVariant(t *testing.T, timeout time.Duration, run string, cdkContext ma
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, s, logs := startWith(t, timeout, run, a, d)
+	ctx, s, logs := startOpts(t, timeout, standin.Options{Assembly: a, Data: d, Run: run, AccountConcurrency: quota})
 	return ctx, s, logs, d
 }
 
@@ -403,11 +410,19 @@ func startVariant(t *testing.T, timeout time.Duration, run string, cdkContext ma
 // and stops it when the test ends.
 func startWith(t *testing.T, timeout time.Duration, run string, a *standin.Synthesized, d *doclib.DataSet) (context.Context, *standin.Stack, *syncBuffer) {
 	t.Helper()
+	return startOpts(t, timeout, standin.Options{Assembly: a, Data: d, Run: run})
+}
+
+// startOpts starts a stand-in with opts over dynalite (opts.DynamoDB and
+// opts.Logs are set here), and stops it when the test ends.
+func startOpts(t *testing.T, timeout time.Duration, opts standin.Options) (context.Context, *standin.Stack, *syncBuffer) {
+	t.Helper()
 	db := dynalitetest.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	t.Cleanup(cancel)
 	logs := &syncBuffer{}
-	s, err := standin.Start(ctx, standin.Options{Assembly: a, DynamoDB: db.Endpoint, Data: d, Logs: logs, Run: run})
+	opts.DynamoDB, opts.Logs = db.Endpoint, logs
+	s, err := standin.Start(ctx, opts)
 	if err != nil {
 		t.Fatalf("stand-in: %v\n%s", err, tail(logs.String(), 60))
 	}

@@ -29,7 +29,7 @@ type Synthesized struct {
 // but for the host's architecture so that they can run here
 // (settings.EnvLambdaArch).
 func Synth(root, dir string, context map[string]string) (*Synthesized, error) {
-	ctxJSON, err := json.Marshal(context)
+	ctxJSON, err := contextJSON(context)
 	if err != nil {
 		return nil, err
 	}
@@ -43,6 +43,20 @@ func Synth(root, dir string, context map[string]string) (*Synthesized, error) {
 		return nil, fmt.Errorf("standin: go run ./infra: %v\n%s", err, tail(out.String(), 40))
 	}
 	return ReadAssembly(dir)
+}
+
+// contextJSON is the context as CDK_CONTEXT_JSON: strings, but a feature
+// flag's "true" or "false" as a JSON boolean. The CDK reads a flag with
+// JavaScript's truthiness, so the string "false" would turn it on.
+func contextJSON(context map[string]string) ([]byte, error) {
+	out := make(map[string]any, len(context))
+	for k, v := range context {
+		out[k] = v
+		if strings.HasPrefix(k, "@aws-cdk") && (v == "true" || v == "false") {
+			out[k] = v == "true"
+		}
+	}
+	return json.Marshal(out)
 }
 
 // ReadAssembly reads a cloud assembly's one stack: its template and file
