@@ -26,6 +26,7 @@ require (
 	github.com/google/jsonschema-go v0.4.3
 	github.com/hashicorp/golang-lru/v2 v2.0.7
 	github.com/itchyny/gojq v0.12.20
+	github.com/jmespath/go-jmespath v0.4.0
 	github.com/johannesboyne/gofakes3 v1.2.0
 	github.com/klauspost/compress v1.20.4
 	github.com/kljensen/snowball v0.10.0
