@@ -116,9 +116,14 @@ func TestPreflightLambdaConcurrency(t *testing.T) {
 				"91 short of the 100 that Lambda keeps unreserved", "an account with 10 in all cannot reserve any",
 				`Request an increase of the Lambda quota "Concurrent executions" (L-B99A9384) to at least 101 in Service Quotas`,
 				"or deploy with -c authorizerReservedConcurrency=0", "stopped before cdk deploy: nothing was deployed", "--skip-preflight"}},
-		{name: "the embedded tier reserves 1 for the indexer", fx: fresh("newco").with(answers{"lambda get-account-settings": lambdaAccount(50, 50)}),
-			args: []string{"create", "newco", "-c", "search=embedded"}, stop: true,
-			want: []string{"would reserve 1 concurrent executions (authorizer 0, indexer 1; 0 held now)", "51 short", "-c search=domain (the embedded tier reserves 1"}},
+		// No function reserves concurrency unless asked: the embedded tier
+		// creates on an account of 10 (issue 25).
+		{name: "the embedded tier reserves nothing", fx: fresh("newco").with(answers{"lambda get-account-settings": lambdaAccount(10, 10)}),
+			args: []string{"create", "newco", "-c", "search=embedded"},
+			want: []string{"Lambda concurrency 10, unreserved 10, 10 after this stack's reservations"}},
+		{name: "an indexer reservation on a small account stops", fx: fresh("newco").with(answers{"lambda get-account-settings": lambdaAccount(50, 50)}),
+			args: []string{"create", "newco", "-c", "search=embedded", "-c", "indexerReservedConcurrency=1"}, stop: true,
+			want: []string{"would reserve 1 concurrent executions (authorizer 0, indexer 1; 0 held now)", "51 short", "-c indexerReservedConcurrency=0"}},
 		{name: "a reservation that leaves 100 passes", fx: answers{"lambda get-account-settings": lambdaAccount(1000, 150)},
 			args: []string{"create", "acme", "-c", "authorizerReservedConcurrency=50"},
 			want: []string{"Lambda concurrency 1000, unreserved 150, 100 after"}},
