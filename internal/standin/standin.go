@@ -76,6 +76,9 @@ type Options struct {
 	// Start fails as the stack would when Lambda refuses one; the functions
 	// without a reservation share what is left.
 	AccountConcurrency int
+	// Progress, when not nil, is told each step Start takes, in a line:
+	// the table and the functions, the import, the indexing.
+	Progress func(format string, args ...any)
 }
 
 // Stack is a running stand-in.
@@ -126,6 +129,10 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 		logs = io.Discard
 	}
 	logger := log.New(logs, "standin: ", log.Lmsgprefix|log.Ltime)
+	progress := opts.Progress
+	if progress == nil {
+		progress = func(string, ...any) {}
+	}
 	st := &Stack{Functions: map[string]*lambdaemu.Pool{}, logf: logger.Printf, run: opts.Run,
 		Account: &lambdaemu.AccountConcurrency{Concurrency: opts.AccountConcurrency}}
 	s = st
@@ -192,6 +199,7 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 		return nil, err
 	}
 	s.Table = vals.Ref[tableID]
+	progress("created table %s; starting %d functions under the Lambda emulator", s.Table, len(t.OfType("AWS::Lambda::Function")))
 
 	roles, err := rolePolicies(t, r)
 	if err != nil {
@@ -213,11 +221,13 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 	if err := s.stream.settle(ctx); err != nil {
 		return nil, err
 	}
-	if opts.Data != nil {
+	if d := opts.Data; d != nil {
+		progress("importing %d documents (%d libraries, %d workspaces, %d keys)", len(d.Documents), len(d.Libraries), len(d.Workspaces), len(d.APIKeys))
 		tbl := &dynamo.Table{Client: s.DB, Name: s.Table}
-		if _, err := tbl.Import(ctx, opts.Data, "standin", dynamo.ImportOptions{}); err != nil {
+		if _, err := tbl.Import(ctx, d, "standin", dynamo.ImportOptions{}); err != nil {
 			return nil, fmt.Errorf("standin: import: %w", err)
 		}
+		progress("indexing: the table's stream delivers the import to the indexer")
 		if err := s.Settle(ctx); err != nil {
 			return nil, err
 		}
