@@ -1,9 +1,18 @@
 // Command standin runs the synthesized stack on this machine (package
-// internal/standin): it synthesizes with `go run ./infra`, starts dynalite,
-// imports a data set, lets the stream index it, and serves the API until
-// interrupted. scripts/standin runs it:
+// internal/standin): it synthesizes the CDK app's stack for the context
+// given (or reuses the synthesis cached in .cache/standin/), starts
+// dynalite, imports a data set, lets the stream index it, and serves the
+// API until interrupted. scripts/standin runs it:
 //
-//	scripts/standin --data shared/data/demo/demo.json --addr 127.0.0.1:8090
+//	scripts/standin                                   # the default stack, Doclib-demo
+//	scripts/standin -c search=embedded                # the embedded search tier
+//	scripts/standin -c usagePlans=false --addr 127.0.0.1:8091
+//	scripts/standin --data shared/data/demo/demo.json --no-cache
+//
+// -c KEY=VALUE is the app's context, as `cdk synth -c KEY=VALUE` takes it;
+// --customer NAME is short for -c customer=NAME. Package cli reads the
+// command line and writes what it prints (docs/standin.md, "Running it by
+// hand"); this file only wires it to package standin.
 package main
 
 import (
@@ -12,13 +21,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
 	"github.com/doclib/doclib/internal/dynalitetest"
 	"github.com/doclib/doclib/internal/standin"
+	"github.com/doclib/doclib/internal/standin/cli"
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/data/dataset"
 	"github.com/doclib/doclib/shared/data/demo"
@@ -34,71 +46,74 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("standin", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	data := fs.String("data", "", "data set `FILE` to import (default: the built-in demo data set)")
-	addr := fs.String("addr", "127.0.0.1:8090", "`HOST:PORT` the API listens on")
-	customer := fs.String("customer", "demo", "the stack's customer (CDK context customer)")
-	verbose := fs.Bool("v", false, "print the functions' and the stand-in's log lines")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, `Usage: scripts/standin [--data FILE] [--addr HOST:PORT] [--customer NAME] [-v]
-
-Runs the stack that 'go run ./infra' synthesizes, on this machine: the real
-function binaries under a Lambda runtime emulator, the REST API with its
-authorizer, usage plans and gateway responses, and every AWS call checked
-against the template's IAM policies (docs/standin.md). It prints one line
-when the API is ready, then serves until interrupted.
-
-`)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
+	root, err := os.Getwd()
+	if err != nil {
 		return err
 	}
+	o, err := cli.Parse(args, nil, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	started := time.Now()
+	say := func(format string, args ...any) {
+		fmt.Fprintf(stderr, "standin: %5.1fs  %s\n", time.Since(started).Seconds(), fmt.Sprintf(format, args...))
+	}
+	for _, w := range o.Warnings() {
+		fmt.Fprintln(stderr, "standin:", w)
+	}
 	var d *doclib.DataSet
-	var err error
-	if *data != "" {
-		d, err = dataset.LoadFile(*data)
+	source := "the built-in demo data set"
+	if o.Data != "" {
+		d, err = dataset.LoadFile(o.Data)
+		source = o.Data
 	} else {
 		d, err = demo.Load()
 	}
 	if err != nil {
 		return err
 	}
-	logs := io.Discard
-	if *verbose {
-		logs = stderr
-	}
-	started := time.Now()
-	fmt.Fprintln(stderr, "synthesizing the stack (go run ./infra; the first run compiles the CDK app and the functions)...")
-	dir, err := os.MkdirTemp("", "doclib-standin-")
+	// A busy address fails now rather than after the synthesis.
+	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
+		return fmt.Errorf("--addr %s: %w", o.Addr, err)
+	}
+	_ = ln.Close()
+	var asm *standin.Synthesized
+	if o.NoCache {
+		say("synthesizing (go run ./infra, which builds the functions; --no-cache: the cache is neither read nor written)")
+		dir, err := os.MkdirTemp("", "doclib-standin-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		if asm, err = standin.Synth(root, dir, o.Context); err != nil {
+			return err
+		}
+	} else if asm, _, err = standin.SynthCached(root, filepath.Join(root, cli.CacheDir), o.Context, say); err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	root, err := os.Getwd()
-	if err != nil {
-		return err
-	}
-	asm, err := standin.Synth(root, dir, map[string]string{"customer": *customer})
-	if err != nil {
-		return err
-	}
-	fmt.Fprintln(stderr, "starting dynalite, the functions and the gateway, importing the data set...")
+	say("starting dynalite")
 	db, stopDB, err := dynalitetest.Launch()
 	if err != nil {
-		return fmt.Errorf("dynalite: %w (scripts/tools installs it)", err)
+		return fmt.Errorf("dynalite: %w (scripts/tools dynalite installs it)", err)
 	}
 	defer stopDB()
-	s, err := standin.Start(ctx, standin.Options{Assembly: asm, DynamoDB: db.Endpoint, Data: d, Addr: *addr, Logs: logs, Run: "standin"})
+	logs := io.Discard
+	if o.Verbose {
+		logs = stderr
+	}
+	s, err := standin.Start(ctx, standin.Options{Assembly: asm, DynamoDB: db.Endpoint, Data: d, Addr: o.Addr, Logs: logs, Run: "standin", Progress: say})
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	fmt.Fprintf(stdout, "doclib stand-in of %s ready at %s (table %s, %s)\n", asm.Stack, s.URL, s.Table, time.Since(started).Round(time.Second))
+	fmt.Fprintf(stdout, "doclib stand-in of %s ready at %s (table %s, %s)\n", asm.Stack, s.URL, s.Table, time.Since(started).Round(100*time.Millisecond))
+	cli.Ready{Stack: asm.Stack, Context: o.Effective(), Table: s.Table, DynamoDB: db.Endpoint, URL: s.URL,
+		Source: source, Data: d, PID: os.Getpid()}.Print(stderr)
 	<-ctx.Done()
+	say("stopping")
 	return nil
 }
