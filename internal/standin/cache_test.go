@@ -241,3 +241,18 @@ func TestSynthCachedKeepsTheNewest(t *testing.T) {
 		t.Errorf("cache holds %v, want 3 entries and the running synthesis", got)
 	}
 }
+
+func TestSynthCachedKeepsFour(t *testing.T) {
+	if DefaultCacheKeep != 4 {
+		t.Errorf("DefaultCacheKeep is %d; issue 25 asks for the 4 most recent (an entry is about 60 MB)", DefaultCacheKeep)
+	}
+	root, cache, f := cacheModule(t), t.TempDir(), &fakeSynth{t: t}
+	for _, c := range []string{"a", "b", "c", "d", "e", "f"} {
+		if _, _, err := synthCached(root, cache, map[string]string{"customer": c}, DefaultCacheKeep, f.synth, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := entries(t, cache); len(got) != DefaultCacheKeep {
+		t.Errorf("after six contexts the cache holds %d entries %v, want %d", len(got), got, DefaultCacheKeep)
+	}
+}
