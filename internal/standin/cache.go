@@ -142,7 +142,9 @@ func use(cacheDir, entry string, keep int) {
 //     GOEXPERIMENT, GOAMD64, GOARM64, GOWORK, ...), and the architecture the
 //     functions are built for (this program's GOARCH);
 //   - go.mod and go.sum, which fix every module outside the repository (and
-//     go.work with go.work.sum when a workspace is in use), and cdk.json;
+//     go.work with go.work.sum when a workspace is in use), and cdk.json,
+//     whose context (the CDK's feature flags) the app reads beneath the
+//     context given (stack.ProjectContext);
 //   - the source files of every package of the module that the CDK app
 //     (./infra, built for this machine) and the functions (./functions/...,
 //     built as stack.Build builds them: linux, CGO_ENABLED=0, tag

@@ -28,6 +28,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/doclib/doclib/infra/stack"
 	"github.com/doclib/doclib/internal/dynalitetest"
 	"github.com/doclib/doclib/internal/standin"
 	"github.com/doclib/doclib/internal/standin/cli"
@@ -50,7 +51,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	o, err := cli.Parse(args, nil, stderr)
+	// The app starts from cdk.json's context; -c values outrank it.
+	project, err := stack.ProjectContext(root)
+	if err != nil {
+		return err
+	}
+	o, err := cli.Parse(args, project, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
 	}
