@@ -11,7 +11,9 @@
 // call as AWS does. Behind the checker, DynamoDB is dynalite, OpenSearch the
 // project's fake (which validates every request against OpenSearch's API
 // description), S3 gofakes3 (package fakes3), Bedrock and API Gateway's
-// control plane fakes of their wire formats.
+// control plane fakes of their wire formats. Between the checker (and the
+// operator's client, Stack.DB) and dynalite, staleread makes eventually
+// consistent reads miss the writes of the last second, as DynamoDB's may.
 //
 // What differs from AWS, on purpose, is listed in docs/standin.md: the
 // functions reach AWS through AWS_ENDPOINT_URL (one HTTPS endpoint for every
@@ -50,6 +52,7 @@ import (
 	"github.com/doclib/doclib/internal/iampolicy"
 	"github.com/doclib/doclib/internal/lambdaemu"
 	"github.com/doclib/doclib/internal/restapi"
+	"github.com/doclib/doclib/internal/staleread"
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/backend/dynamo"
 )
@@ -79,6 +82,9 @@ type Options struct {
 	// Progress, when not nil, is told each step Start takes, in a line:
 	// the table and the functions, the import, the indexing.
 	Progress func(format string, args ...any)
+	// StaleWindow is how long a write stays unseen by eventually consistent
+	// reads (staleread.Options.Window; 1 s when 0).
+	StaleWindow time.Duration
 }
 
 // Stack is a running stand-in.
@@ -104,8 +110,15 @@ type Stack struct {
 	// Account is the account's Lambda concurrency the functions share.
 	Account *lambdaemu.AccountConcurrency
 	// DB is a client of the table's DynamoDB with the operator's rights,
-	// straight to dynalite (not through the checker).
+	// not through the checker but through Stale, as the functions' calls
+	// are: a write by either is unseen by eventually consistent reads, its
+	// own included, for Stale's window.
 	DB *dynamodb.Client
+	// Stale is the model of eventually consistent reads in front of
+	// dynalite.
+	Stale *staleread.Server
+
+	engine *dynamodb.Client // dynalite itself: the table's creation, the import, the stream
 
 	stream *stream
 	run    string
@@ -166,7 +179,14 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := awscheck.Config{Account: Account, Region: Region, DynamoDB: opts.DynamoDB,
+	// Every client's DynamoDB calls go through the model of eventually
+	// consistent reads; the stream, which emulates DynamoDB Streams rather
+	// than a client, reads dynalite itself.
+	s.Stale, err = staleread.Start(opts.DynamoDB, staleread.Options{Window: opts.StaleWindow, Region: Region, Logf: logger.Printf})
+	if err != nil {
+		return nil, err
+	}
+	cfg := awscheck.Config{Account: Account, Region: Region, DynamoDB: s.Stale.URL,
 		OpenSearch: s.Search, DomainARN: domainARN, DomainPolicy: domainPolicy, Bedrock: s.Bedrock,
 		APIGateway: s.Gateway, ResourceTags: s.Gateway.Tags, Logf: logger.Printf}
 	if len(bs) > 0 {
@@ -192,9 +212,12 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 	s.Values = vals
 
 	// The table, created as the template declares it.
-	s.DB = dynamodb.New(dynamodb.Options{Region: Region, BaseEndpoint: aws.String(opts.DynamoDB),
-		Credentials: credentials.NewStaticCredentialsProvider("operator", "operator", "")})
-	tableID, err := createTable(ctx, t, r, s.DB)
+	operator := func(endpoint string) *dynamodb.Client {
+		return dynamodb.New(dynamodb.Options{Region: Region, BaseEndpoint: aws.String(endpoint),
+			Credentials: credentials.NewStaticCredentialsProvider("operator", "operator", "")})
+	}
+	s.engine, s.DB = operator(opts.DynamoDB), operator(s.Stale.URL)
+	tableID, err := createTable(ctx, t, r, s.engine)
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +246,9 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 	}
 	if d := opts.Data; d != nil {
 		progress("importing %d documents (%d libraries, %d workspaces, %d keys)", len(d.Documents), len(d.Libraries), len(d.Workspaces), len(d.APIKeys))
-		tbl := &dynamo.Table{Client: s.DB, Name: s.Table}
+		// Straight into dynalite, unseen by the model: the stack serves data
+		// imported before it, not a second ago.
+		tbl := &dynamo.Table{Client: s.engine, Name: s.Table}
 		if _, err := tbl.Import(ctx, d, "standin", dynamo.ImportOptions{}); err != nil {
 			return nil, fmt.Errorf("standin: import: %w", err)
 		}
@@ -369,6 +394,9 @@ func (s *Stack) Close() error {
 	}
 	if s.Checker != nil {
 		errs = append(errs, s.Checker.Close())
+	}
+	if s.Stale != nil {
+		errs = append(errs, s.Stale.Close())
 	}
 	return errors.Join(errs...)
 }
@@ -622,7 +650,7 @@ func (s *Stack) newStream(t *cfn.Template, r *cfn.Resolver, tableID string, role
 	if pool == nil {
 		return nil, fmt.Errorf("standin: the event source mapping invokes %s, not a function of the template", fnName)
 	}
-	st := &stream{client: s.DB, table: r.V.Ref[tableID], arn: src, region: Region, batchSize: 100, retries: -1, logf: s.logf,
+	st := &stream{client: s.engine, table: r.V.Ref[tableID], arn: src, region: Region, batchSize: 100, retries: -1, logf: s.logf,
 		invoke: func(ctx context.Context, payload []byte) ([]byte, string, error) {
 			res, err := pool.Invoke(ctx, payload)
 			return res.Payload, res.FunctionError, err

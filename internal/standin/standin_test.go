@@ -16,11 +16,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/doclib/doclib/internal/apisuite"
 	"github.com/doclib/doclib/internal/dynalitetest"
 	"github.com/doclib/doclib/internal/fakebedrock"
 	"github.com/doclib/doclib/internal/standin"
 	doclib "github.com/doclib/doclib/shared"
+	"github.com/doclib/doclib/shared/aws/usageplan"
 	"github.com/doclib/doclib/shared/backend/dynamo"
 	"github.com/doclib/doclib/shared/data/demo"
 )
@@ -171,6 +176,61 @@ func TestStandInServesTheDemoData(t *testing.T) {
 		if resp.StatusCode != 200 {
 			t.Errorf("GET %s: %d %s", path, resp.StatusCode, body)
 		}
+	}
+}
+
+// TestANewKeyWorksAtOnce: a key used right after it was created is let in.
+// The authorizer reads keys strongly consistent; read eventually, the new key
+// reads as missing (the stand-in hides writes of the last second from
+// eventual reads, as DynamoDB may), and API Gateway caches that Deny for the
+// authorizer's TTL: the key is refused for a minute (issue 25).
+func TestANewKeyWorksAtOnce(t *testing.T) {
+	s := running(t)
+	ctx := context.Background()
+	tbl := &dynamo.Table{Client: s.DB, Name: s.Table}
+	c := clientFrom("127.0.0.7")
+	var secret string
+	for attempt := 1; ; attempt++ {
+		var err error
+		_, secret, err = tbl.CreateKey(ctx, dynamo.NewKey{WorkspaceID: "ws_acme", Libraries: []string{"*"}}, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, body := get(t, c, s.URL+"/libraries", secret)
+		// Until the indexer puts the key in its usage plan, the gateway
+		// answers INVALID_API_KEY (401, "retry shortly"): that is not the
+		// authorizer's refusal.
+		if resp.StatusCode != 200 && !strings.Contains(string(body), "created in the last minute") {
+			t.Fatalf("a key used right after it was created: %d %s; the authorizer refused it", resp.StatusCode, body)
+		}
+		// The authorizer's read came before this one: if the key still
+		// reads as missing to an eventual read, the authorizer read it
+		// within the window, where an eventual read misses it.
+		res, err := s.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.Table),
+			Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "KEY#" + doclib.HashKey(secret).String()}, "sk": &types.AttributeValueMemberS{Value: "KEY"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Item == nil {
+			break
+		}
+		if attempt == 5 {
+			t.Fatalf("five times the request took longer than the stand-in's window (%s): the test cannot tell", s.Stale.Window())
+		}
+	}
+	// Once the indexer registered it with its tier's usage plan, the key
+	// answers 200; a cached Deny would answer 401 for the authorizer's TTL.
+	value := usageplan.Value("demo", doclib.HashKey(secret))
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if _, ok := s.Gateway.KeyByValue(value); ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("30 s after the key was created, the indexer has not registered it with a usage plan")
+		}
+	}
+	if resp, body := get(t, c, s.URL+"/libraries", secret); resp.StatusCode != 200 {
+		t.Errorf("the new key, registered: %d %s; want 200", resp.StatusCode, body)
 	}
 }
 

@@ -23,7 +23,13 @@ func TestMain(m *testing.M) {
 func newTable(t testing.TB) *dynamo.Table {
 	t.Helper()
 	srv := dynalitetest.Start(t)
-	tbl := &dynamo.Table{Client: srv.Client(t), Name: srv.TableName(t)}
+	return newTableVia(t, srv, srv.Client(t))
+}
+
+// newTableVia creates an empty table on srv, reached through client.
+func newTableVia(t testing.TB, srv *dynalitetest.Server, client dynamo.Client) *dynamo.Table {
+	t.Helper()
+	tbl := &dynamo.Table{Client: client, Name: srv.TableName(t)}
 	if err := tbl.CreateTable(context.Background()); err != nil {
 		t.Fatal(err)
 	}

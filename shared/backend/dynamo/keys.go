@@ -54,8 +54,12 @@ func randomString(n int) string {
 
 // CreateKey stores a new operator's key and returns its ID and secret. Only the
 // SHA-256 of the secret is stored: the secret is shown this once.
+// The workspace and its libraries are read strongly consistent: a key made
+// right after an import must find them.
 func (t *Table) CreateKey(ctx context.Context, k NewKey, now time.Time) (id, secret string, err error) {
-	store := NewStore(t)
+	strong := *t
+	strong.ConsistentRead = true
+	store := NewStore(&strong)
 	if _, err := store.Workspace(ctx, k.WorkspaceID); err != nil {
 		if err == doclib.ErrNotFound {
 			return "", "", fmt.Errorf("workspace %s does not exist in table %s", k.WorkspaceID, t.Name)
@@ -140,10 +144,11 @@ func (t *Table) ListKeys(ctx context.Context, workspaceID string) ([]KeyInfo, er
 }
 
 // RevokeKey deletes a key: its lookup item first, so that it stops working at
-// once, then its listing.
+// once, then its listing, which it reads strongly consistent (a key created a
+// moment ago can be revoked).
 func (t *Table) RevokeKey(ctx context.Context, workspaceID, id string) error {
 	var k keyItem
-	ok, err := t.get(ctx, "get key listing", pkWorkspace(workspaceID), skKeyRef(id), &k)
+	ok, err := t.getConsistent(ctx, "get key listing", pkWorkspace(workspaceID), skKeyRef(id), &k)
 	if err != nil {
 		return err
 	}

@@ -123,10 +123,12 @@ func (l *Ledger) Refund(ctx context.Context, workspaceID string) error {
 	return nil
 }
 
-// Balance returns a workspace's credit, for operators and tests.
+// Balance returns a workspace's credit, for operators and tests. It reads
+// strongly consistent, as WorkspaceInfo does, so that it shows a spend or a
+// refund made a moment ago.
 func (l *Ledger) Balance(ctx context.Context, workspaceID string) (int64, error) {
 	var c creditItem
-	ok, err := l.t.get(ctx, "get credit", pkWorkspace(workspaceID), skCredit, &c)
+	ok, err := l.t.getConsistent(ctx, "get credit", pkWorkspace(workspaceID), skCredit, &c)
 	if err != nil || !ok {
 		return 0, err
 	}

@@ -52,6 +52,17 @@ func (t *Table) get(ctx context.Context, op, pk, sk string, out any) (bool, erro
 	return true, nil
 }
 
+// getConsistent is get with a strongly consistent read, whatever the
+// table's setting: for what must show a write made a moment ago. DynamoDB's
+// eventually consistent reads "may not reflect the results of a recently
+// completed write operation" ("DynamoDB read consistency", Amazon DynamoDB
+// Developer Guide); a strongly consistent one costs twice as much.
+func (t *Table) getConsistent(ctx context.Context, op, pk, sk string, out any) (bool, error) {
+	strong := *t
+	strong.ConsistentRead = true
+	return strong.get(ctx, op, pk, sk, out)
+}
+
 // query runs a query to its end (or until each returns false), page by page.
 func (t *Table) query(ctx context.Context, op string, in *dynamodb.QueryInput, each func(item) bool) error {
 	in.TableName = aws.String(t.Name)
@@ -77,10 +88,13 @@ func (t *Table) query(ctx context.Context, op string, in *dynamodb.QueryInput, e
 	}
 }
 
-// APIKey implements doclib.Store.
+// APIKey implements doclib.Store. It reads strongly consistent, as do
+// Workspace and Device: they decide whether a key is let in, and API
+// Gateway caches a refusal for the authorizer's TTL, so a key used right
+// after it was created must not read as missing.
 func (s *Store) APIKey(ctx context.Context, hash doclib.KeyHash) (*doclib.APIKey, error) {
 	var k keyItem
-	ok, err := s.t.get(ctx, "get key", pkKey(hash), skKey, &k)
+	ok, err := s.t.getConsistent(ctx, "get key", pkKey(hash), skKey, &k)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +107,7 @@ func (s *Store) APIKey(ctx context.Context, hash doclib.KeyHash) (*doclib.APIKey
 // Workspace implements doclib.Store. AICredit is not read: the ledger owns it.
 func (s *Store) Workspace(ctx context.Context, id string) (*doclib.Workspace, error) {
 	var w workspaceItem
-	ok, err := s.t.get(ctx, "get workspace", pkWorkspace(id), skWorkspace, &w)
+	ok, err := s.t.getConsistent(ctx, "get workspace", pkWorkspace(id), skWorkspace, &w)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +120,7 @@ func (s *Store) Workspace(ctx context.Context, id string) (*doclib.Workspace, er
 // Device implements doclib.Store.
 func (s *Store) Device(ctx context.Context, workspaceID, id string) (*doclib.Device, error) {
 	var d deviceItem
-	ok, err := s.t.get(ctx, "get device", pkWorkspace(workspaceID), skDevice(id), &d)
+	ok, err := s.t.getConsistent(ctx, "get device", pkWorkspace(workspaceID), skDevice(id), &d)
 	if err != nil {
 		return nil, err
 	}

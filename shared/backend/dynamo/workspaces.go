@@ -75,10 +75,8 @@ func (t *Table) ListWorkspaces(ctx context.Context) ([]WorkspaceInfo, error) {
 // that it shows a change made a moment ago. It returns ErrNoWorkspace when
 // the table has no such workspace.
 func (t *Table) WorkspaceInfo(ctx context.Context, id string) (*WorkspaceInfo, error) {
-	strong := *t
-	strong.ConsistentRead = true
 	var w workspaceItem
-	ok, err := strong.get(ctx, "get workspace", pkWorkspace(id), skWorkspace, &w)
+	ok, err := t.getConsistent(ctx, "get workspace", pkWorkspace(id), skWorkspace, &w)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +84,7 @@ func (t *Table) WorkspaceInfo(ctx context.Context, id string) (*WorkspaceInfo, e
 		return nil, fmt.Errorf("workspace %s: %w", id, ErrNoWorkspace)
 	}
 	var c creditItem
-	has, err := strong.get(ctx, "get credit", pkWorkspace(id), skCredit, &c)
+	has, err := t.getConsistent(ctx, "get credit", pkWorkspace(id), skCredit, &c)
 	if err != nil {
 		return nil, err
 	}
