@@ -1,5 +1,6 @@
 // Package fakes3 is S3 in a test process: gofakes3 over its in-memory
-// backend, with S3's decoding of aws-chunked uploads in front of it.
+// backend, with S3's decoding of aws-chunked uploads and S3's refusals of
+// multipart uploads (multipart.go) in front of it.
 //
 // The AWS SDK for Go v2 sends PutObject's body over HTTPS as aws-chunked
 // with x-amz-content-sha256 STREAMING-UNSIGNED-PAYLOAD-TRAILER and a CRC32
@@ -36,13 +37,15 @@ type Server struct {
 	Backend *s3mem.Backend
 	Faker   *gofakes3.GoFakeS3
 	handler http.Handler
+	uploads uploads
 }
 
 // New starts an empty fake (no buckets).
 func New() *Server {
-	b := s3mem.New()
-	f := gofakes3.New(b)
-	return &Server{Backend: b, Faker: f, handler: f.Server()}
+	s := &Server{Backend: s3mem.New(), uploads: uploads{m: map[string]*mpUpload{}}}
+	s.Faker = gofakes3.New(&backend{Backend: s.Backend, s: s})
+	s.handler = s.Faker.Server()
+	return s
 }
 
 // CreateBucket makes a bucket, with versioning on when versioned.
@@ -71,6 +74,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		r = r2
+	}
+	if s.multipart(w, r) {
+		return
+	}
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		w = &dropEmpty{ResponseWriter: w}
 	}
 	s.handler.ServeHTTP(w, r)
 }

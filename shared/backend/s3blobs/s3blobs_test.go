@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
@@ -27,11 +28,22 @@ const bucket = "doclib-snapshots"
 // (the body's SHA-256 in hex and a checksum header).
 func fake(t *testing.T, tls bool) (*Blobs, *s3mem.Backend) {
 	t.Helper()
+	return fakeBehind(t, tls, nil)
+}
+
+// fakeBehind is fake with front, when not nil, answering every request
+// before the fake does: true when it answered.
+func fakeBehind(t *testing.T, tls bool, front func(http.ResponseWriter, *http.Request) bool) (*Blobs, *s3mem.Backend) {
+	t.Helper()
 	f := fakes3.New()
 	if err := f.CreateBucket(bucket, true); err != nil {
 		t.Fatal(err)
 	}
-	h := f
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if front == nil || !front(w, r) {
+			f.ServeHTTP(w, r)
+		}
+	})
 	var srv *httptest.Server
 	if tls {
 		srv = httptest.NewTLSServer(h)
@@ -236,4 +248,123 @@ func TestConnectPathStyle(t *testing.T) {
 	if b.client.Options().UsePathStyle {
 		t.Error("Connect without an endpoint chose path-style addressing; AWS wants virtual-hosted style")
 	}
+}
+
+// stream writes data to w in pieces of odd sizes, as an encoder does.
+func stream(data []byte) func(io.Writer) error {
+	return func(w io.Writer) error {
+		for len(data) > 0 {
+			n := min(len(data), 1<<20+17)
+			if _, err := w.Write(data[:n]); err != nil {
+				return err
+			}
+			data = data[n:]
+		}
+		return nil
+	}
+}
+
+// openUploads lists the multipart uploads S3 still holds parts of.
+func openUploads(t *testing.T, b *Blobs) int {
+	t.Helper()
+	out, err := b.client.ListMultipartUploads(context.Background(), &s3.ListMultipartUploadsInput{Bucket: aws.String(bucket)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(out.Uploads)
+}
+
+// TestPutStream: a body over one part goes as a multipart upload (its ETag
+// is S3's "<digest>-<parts>") that the fake's S3 checks accept: parts but
+// the last of snapshot.PartSize, each part's CRC32 repeated in the
+// complete request. It lands whole as a new version; a body under one
+// part goes in one PutObject.
+func TestPutStream(t *testing.T) {
+	both(t, func(t *testing.T, tls bool) {
+		b, _ := fake(t, tls)
+		ctx := context.Background()
+		data := bytes.Repeat([]byte("0123456789abcdef"), (2*snapshot.PartSize+snapshot.PartSize/2)/16)
+		first := put(t, b, snapshot.SnapshotKey, "the old one", snapshot.Condition{})
+		o, err := b.PutStream(ctx, snapshot.SnapshotKey, stream(data))
+		if err != nil {
+			t.Fatalf("PutStream of %d bytes: %v", len(data), err)
+		}
+		if !strings.HasSuffix(o.ETag, `-3"`) || o.Version == "" || o.Version == first.Version || o.Size != int64(len(data)) {
+			t.Fatalf("PutStream answered %+v; want a 3-part ETag, a new version and size %d", o, len(data))
+		}
+		body, got, err := get(t, b, snapshot.SnapshotKey, snapshot.GetOptions{Version: o.Version})
+		if err != nil || body != string(data) || got.Version != o.Version {
+			t.Fatalf("read back %d bytes %+v %v; want the %d streamed", len(body), got, err, len(data))
+		}
+		if n := openUploads(t, b); n != 0 {
+			t.Errorf("%d multipart uploads left open", n)
+		}
+
+		small, err := b.PutStream(ctx, snapshot.SnapshotKey, stream([]byte("a small snapshot")))
+		if err != nil || strings.Contains(small.ETag, "-") || small.Size != 16 {
+			t.Fatalf("PutStream of 16 bytes: %+v %v; want one PutObject's ETag", small, err)
+		}
+		if body, _, _ := get(t, b, snapshot.SnapshotKey, snapshot.GetOptions{}); body != "a small snapshot" {
+			t.Fatalf("current version %q", body)
+		}
+	})
+}
+
+// TestPutStreamAborts: a write that fails after two parts were uploaded
+// fails the PutStream with its error, aborts the upload (S3 holds no
+// parts of it) and leaves the current version as it was.
+func TestPutStreamAborts(t *testing.T) {
+	both(t, func(t *testing.T, tls bool) {
+		b, _ := fake(t, tls)
+		ctx := context.Background()
+		put(t, b, snapshot.SnapshotKey, "the last good one", snapshot.Condition{})
+		broken := errors.New("the encoder failed")
+		var parts int
+		_, err := b.PutStream(ctx, snapshot.SnapshotKey, func(w io.Writer) error {
+			if err := stream(bytes.Repeat([]byte{7}, 2*snapshot.PartSize+1))(w); err != nil {
+				return err
+			}
+			// Two full parts went up when the third began; S3 holds them.
+			parts = openUploads(t, b)
+			return broken
+		})
+		if !errors.Is(err, broken) {
+			t.Fatalf("PutStream: %v; want the write's error", err)
+		}
+		if parts != 1 {
+			t.Fatalf("%d uploads open mid-write; want the one under way", parts)
+		}
+		if n := openUploads(t, b); n != 0 {
+			t.Errorf("%d multipart uploads left after the failure: not aborted", n)
+		}
+		if body, _, _ := get(t, b, snapshot.SnapshotKey, snapshot.GetOptions{}); body != "the last good one" {
+			t.Errorf("current version %q after a failed PutStream", body)
+		}
+	})
+}
+
+// TestPutStreamAbortsFailedPart: an UploadPart that S3 refuses fails the
+// PutStream and aborts the upload: S3 lists none in progress afterwards.
+func TestPutStreamAbortsFailedPart(t *testing.T) {
+	both(t, func(t *testing.T, tls bool) {
+		b, _ := fakeBehind(t, tls, func(w http.ResponseWriter, r *http.Request) bool {
+			if r.URL.Query().Get("partNumber") != "2" {
+				return false
+			}
+			w.WriteHeader(http.StatusForbidden)
+			io.WriteString(w, `<Error><Code>AccessDenied</Code><Message>no</Message></Error>`)
+			return true
+		})
+		put(t, b, snapshot.SnapshotKey, "the last good one", snapshot.Condition{})
+		_, err := b.PutStream(context.Background(), snapshot.SnapshotKey, stream(bytes.Repeat([]byte{7}, 2*snapshot.PartSize+1)))
+		if err == nil || !strings.Contains(err.Error(), "AccessDenied") {
+			t.Fatalf("PutStream with part 2 refused: %v; want AccessDenied", err)
+		}
+		if n := openUploads(t, b); n != 0 {
+			t.Errorf("%d multipart uploads left after the refused part: not aborted", n)
+		}
+		if body, _, _ := get(t, b, snapshot.SnapshotKey, snapshot.GetOptions{}); body != "the last good one" {
+			t.Errorf("current version %q after a failed PutStream", body)
+		}
+	})
 }

@@ -26,6 +26,12 @@ type Blobs interface {
 	// cond holds (ErrConflict when it does not). A Put that fails leaves the
 	// current version as it was.
 	Put(ctx context.Context, key string, body io.ReadSeeker, size int64, cond Condition) (Object, error)
+	// PutStream writes, unconditionally, what write writes to the Writer it
+	// is given as key's new current version, without knowing its size
+	// beforehand: over S3, a multipart upload (UploadParts). It fails if
+	// write does, and a PutStream that fails leaves the current version as
+	// it was and no upload behind. The Object's Size is the bytes written.
+	PutStream(ctx context.Context, key string, write func(io.Writer) error) (Object, error)
 }
 
 // GetOptions choose what Get reads.

@@ -11,19 +11,34 @@ import (
 )
 
 // Memory is Blobs in memory, for tests: a versioned bucket whose ETags are
-// quoted MD5 digests of the content, as S3's are for single-part uploads.
-// Every Put adds a version; old versions stay readable by their ID.
+// quoted MD5 digests of the content, as S3's are for single-part uploads
+// (and the digest of the parts' digests, "-" and their number, for a
+// multipart one). Every Put adds a version; old versions stay readable by
+// their ID. PutStream runs a multipart upload as S3 does, refusing parts
+// but the last under MinPartSize, and counts the uploads begun and left
+// open (Uploads).
 type Memory struct {
-	// FailPut, when set, is asked before every Put; an error it returns
-	// fails the Put, which then changes nothing.
+	// FailPut, when set, is asked before every Put and PutStream; an error
+	// it returns fails the call, which then changes nothing.
 	FailPut func(key string) error
 	// FailGet is the same for Get. Set both before m is in use, or with
 	// SetFailPut and SetFailGet.
 	FailGet func(key string, opt GetOptions) error
+	// FailPart, when set, is asked before part n of a multipart upload of
+	// key is stored; an error it returns fails the part.
+	FailPart func(key string, n int) error
 
-	mu    sync.Mutex
-	keys  map[string][]memVersion // oldest first; the last is current
-	count int
+	mu      sync.Mutex
+	keys    map[string][]memVersion // oldest first; the last is current
+	count   int
+	uploads map[int]*memUpload // multipart uploads in progress
+	begun   int                // multipart uploads created
+}
+
+// memUpload is a multipart upload in progress.
+type memUpload struct {
+	key   string
+	parts map[int][]byte
 }
 
 type memVersion struct {
@@ -32,7 +47,9 @@ type memVersion struct {
 }
 
 // NewMemory returns an empty bucket.
-func NewMemory() *Memory { return &Memory{keys: map[string][]memVersion{}} }
+func NewMemory() *Memory {
+	return &Memory{keys: map[string][]memVersion{}, uploads: map[int]*memUpload{}}
+}
 
 var _ Blobs = (*Memory)(nil)
 
@@ -103,10 +120,124 @@ func (m *Memory) Put(ctx context.Context, key string, body io.ReadSeeker, size i
 		return Object{}, fmt.Errorf("put %s if %s: %w", key, cond.IfMatch, ErrConflict)
 	}
 	sum := md5.Sum(data)
+	return m.add(key, data, `"`+hex.EncodeToString(sum[:])+`"`), nil
+}
+
+// add makes data key's new current version. Called with m.mu held.
+func (m *Memory) add(key string, data []byte, etag string) Object {
 	m.count++
-	v := memVersion{id: fmt.Sprintf("v%06d", m.count), etag: `"` + hex.EncodeToString(sum[:]) + `"`, data: data}
-	m.keys[key] = append(vs, v)
-	return Object{ETag: v.etag, Version: v.id, Size: size}, nil
+	v := memVersion{id: fmt.Sprintf("v%06d", m.count), etag: etag, data: data}
+	m.keys[key] = append(m.keys[key], v)
+	return Object{ETag: v.etag, Version: v.id, Size: int64(len(data))}
+}
+
+// PutStream implements Blobs with UploadParts over a multipart upload in
+// memory.
+func (m *Memory) PutStream(ctx context.Context, key string, write func(io.Writer) error) (Object, error) {
+	if err := ctx.Err(); err != nil {
+		return Object{}, err
+	}
+	m.mu.Lock()
+	fail := m.FailPut
+	m.mu.Unlock()
+	if fail != nil {
+		if err := fail(key); err != nil {
+			return Object{}, err
+		}
+	}
+	return UploadParts(ctx, &memMultipart{m: m, key: key}, PartSize, write)
+}
+
+// Uploads counts the multipart uploads created so far and those of them
+// neither completed nor aborted.
+func (m *Memory) Uploads() (begun, open int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.begun, len(m.uploads)
+}
+
+// memMultipart is one multipart upload of a Memory.
+type memMultipart struct {
+	m   *Memory
+	key string
+	id  int
+}
+
+func (u *memMultipart) PutWhole(ctx context.Context, data []byte) (Object, error) {
+	m := u.m
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	sum := md5.Sum(data)
+	return m.add(u.key, bytes.Clone(data), `"`+hex.EncodeToString(sum[:])+`"`), nil
+}
+
+func (u *memMultipart) Create(ctx context.Context) error {
+	m := u.m
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.begun++
+	u.id = m.begun
+	m.uploads[u.id] = &memUpload{key: u.key, parts: map[int][]byte{}}
+	return nil
+}
+
+func (u *memMultipart) UploadPart(ctx context.Context, n int, data []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	m := u.m
+	m.mu.Lock()
+	fail := m.FailPart
+	m.mu.Unlock()
+	if fail != nil {
+		if err := fail(u.key, n); err != nil {
+			return err
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	up := m.uploads[u.id]
+	if up == nil {
+		return fmt.Errorf("upload part %d of %s: NoSuchUpload", n, u.key)
+	}
+	up.parts[n] = bytes.Clone(data)
+	return nil
+}
+
+// Complete assembles parts 1 to n as S3 does: every part but the last
+// must be at least MinPartSize (S3 answers EntityTooSmall).
+func (u *memMultipart) Complete(ctx context.Context) (Object, error) {
+	m := u.m
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	up := m.uploads[u.id]
+	if up == nil || len(up.parts) == 0 {
+		return Object{}, fmt.Errorf("complete %s: no such upload, or no part", u.key)
+	}
+	var data []byte
+	sums := md5.New()
+	for n := 1; n <= len(up.parts); n++ {
+		p, ok := up.parts[n]
+		if !ok {
+			return Object{}, fmt.Errorf("complete %s: InvalidPart: no part %d", u.key, n)
+		}
+		if n < len(up.parts) && len(p) < MinPartSize {
+			return Object{}, fmt.Errorf("complete %s: EntityTooSmall: part %d is %d bytes, under %d", u.key, n, len(p), MinPartSize)
+		}
+		sum := md5.Sum(p)
+		sums.Write(sum[:])
+		data = append(data, p...)
+	}
+	delete(m.uploads, u.id)
+	return m.add(u.key, data, fmt.Sprintf(`"%s-%d"`, hex.EncodeToString(sums.Sum(nil)), len(up.parts))), nil
+}
+
+func (u *memMultipart) Abort(ctx context.Context) error {
+	m := u.m
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.uploads, u.id)
+	return nil
 }
 
 // Versions returns the number of versions key has.

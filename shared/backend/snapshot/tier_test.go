@@ -56,7 +56,7 @@ func docs(ids ...string) []search.IndexDoc {
 }
 
 func newWriter(m Blobs) *Writer {
-	return &Writer{Blobs: m, Embedder: testEmbedder, Dimensions: dims, Logger: quiet, TempDir: ""}
+	return &Writer{Blobs: m, Embedder: testEmbedder, Dimensions: dims, Logger: quiet}
 }
 
 // clock is a settable clock.

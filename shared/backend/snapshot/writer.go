@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"sync"
 	"time"
 
@@ -40,9 +39,6 @@ type Writer struct {
 	Logger *slog.Logger
 	// Now is the clock of Header.WrittenAt (time.Now when nil).
 	Now func() time.Time
-	// TempDir is where Commit encodes a snapshot before uploading it
-	// (os.TempDir when ""): snapshots can be hundreds of megabytes.
-	TempDir string
 
 	mu      sync.Mutex
 	loaded  bool
@@ -209,28 +205,21 @@ func (w *Writer) publish(ctx context.Context, docs []search.IndexDoc, etag strin
 	if w.Now != nil {
 		now = w.Now
 	}
-	f, err := os.CreateTemp(w.TempDir, "doclib-snapshot-*")
-	if err != nil {
-		return "", fmt.Errorf("snapshot: %w", err)
-	}
-	defer os.Remove(f.Name())
-	defer f.Close()
 	h := Header{Embedder: w.Embedder, Dimensions: w.Dimensions, Sequence: seq, WrittenAt: now().UTC()}
-	sum, err := encode(f, h, docs)
-	if err != nil {
-		return "", err
-	}
-	size, err := f.Seek(0, io.SeekCurrent)
-	if err == nil {
-		_, err = f.Seek(0, io.SeekStart)
-	}
-	if err != nil {
-		return "", fmt.Errorf("snapshot: %w", err)
-	}
-	obj, err := w.Blobs.Put(ctx, SnapshotKey, f, size, Condition{})
+	// Streamed to the store as it is encoded, never to disk: a Lambda
+	// function's /tmp (512 MB by default) is smaller than the snapshot of
+	// 65,000 documents, and a file a timed-out run left there would be
+	// the next run's to trip on.
+	var sum string
+	obj, err := w.Blobs.PutStream(ctx, SnapshotKey, func(dst io.Writer) error {
+		var err error
+		sum, err = encode(dst, h, docs)
+		return err
+	})
 	if err != nil {
 		return "", fmt.Errorf("snapshot: write snapshot %d: %w", seq, err)
 	}
+	size := obj.Size
 	if obj.Version == "" {
 		return "", fmt.Errorf("snapshot: %s got no version ID: the bucket must have versioning on", SnapshotKey)
 	}
