@@ -183,8 +183,8 @@ func TestSnapshotBucket(t *testing.T) {
 }
 
 // TestEmbeddedLeastPrivilege: the search role reads the snapshots, the
-// indexer reads and writes them, neither deletes, and no other role has any
-// S3 right.
+// indexer reads and writes them (and aborts the multipart upload of one
+// that fails), neither deletes, and no other role has any S3 right.
 func TestEmbeddedLeastPrivilege(t *testing.T) {
 	for _, variant := range []map[string]any{embeddedContext, embeddedTestContext} {
 		s := synth(t, variant)
@@ -194,7 +194,7 @@ func TestEmbeddedLeastPrivilege(t *testing.T) {
 		search, indexer := s.roleOf(t, lambdaapp.FunctionSearch), s.roleOf(t, lambdaapp.FunctionIndexer)
 		want := map[string][]string{
 			search:  {"s3:GetObject " + objects, "s3:GetObjectVersion " + objects, "s3:ListBucket " + bucket},
-			indexer: {"s3:GetObject " + objects, "s3:GetObjectVersion " + objects, "s3:ListBucket " + bucket, "s3:PutObject " + objects},
+			indexer: {"s3:AbortMultipartUpload " + objects, "s3:GetObject " + objects, "s3:GetObjectVersion " + objects, "s3:ListBucket " + bucket, "s3:PutObject " + objects},
 		}
 		// Every other role: the other functions', the operators', API
 		// Gateway's logging role and (retain=false) the auto-delete one.

@@ -25,9 +25,10 @@ const snapshotPrefix = "snapshots/"
 //     covers a rollback found after a weekend. A burst of imports may publish
 //     a snapshot every few seconds; a week of them is what storage holds at
 //     most, at S3's price per GB-month.
-//   - Incomplete multipart uploads (a large snapshot's upload cut short by a
-//     timeout) are aborted after 1 day, the shortest S3 allows: their parts
-//     are billed but never visible.
+//   - Incomplete multipart uploads are aborted after 1 day, the shortest S3
+//     allows: their parts are billed but never visible. The indexer aborts
+//     the upload of a snapshot that fails; one cut short by the function's
+//     timeout (or a crash) has no one left to abort it.
 const (
 	snapshotVersionsKept    = 3
 	snapshotNoncurrentDays  = 7
@@ -44,10 +45,15 @@ const (
 // permissions), so that "no snapshot yet" is told apart from "denied"; it
 // lists key names, not data. The indexer also PUTs (the conditional
 // If-Match/If-None-Match write of the pointer needs s3:PutObject only) and
-// deletes nothing.
+// deletes nothing. It streams each snapshot as a multipart upload (no
+// snapshot fits a Lambda function's /tmp): creating the upload, its parts
+// and completing it ask s3:PutObject, and the abort that ends a failed one
+// s3:AbortMultipartUpload ("Multipart upload API and permissions" in S3's
+// user guide), which frees the parts at once rather than after the
+// lifecycle's day.
 var (
 	snapshotReadActions  = []string{"s3:GetObject", "s3:GetObjectVersion"}
-	snapshotWriteActions = []string{"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject"}
+	snapshotWriteActions = []string{"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject", "s3:AbortMultipartUpload"}
 	snapshotListActions  = []string{"s3:ListBucket"}
 )
 

@@ -27,6 +27,9 @@ var s3Query = map[string]bool{
 	"x-id": true, "versionId": true, "list-type": true, "versions": true, "prefix": true,
 	"delimiter": true, "max-keys": true, "continuation-token": true, "start-after": true,
 	"fetch-owner": true, "encoding-type": true, "key-marker": true, "version-id-marker": true,
+	// Multipart uploads.
+	"uploads": true, "uploadId": true, "partNumber": true, "max-parts": true, "part-number-marker": true,
+	"max-uploads": true, "upload-id-marker": true,
 }
 
 // isBucketPath tells whether an unsigned call names a bucket the stack has
@@ -78,10 +81,31 @@ func (s *s3Service) checks(_ context.Context, r *http.Request, _ []byte) ([]chec
 			return one("s3:ListBucket", bucketARN)
 		case r.Method == http.MethodGet && q.Has("versions"):
 			return one("s3:ListBucketVersions", bucketARN)
+		case r.Method == http.MethodGet && q.Has("uploads"):
+			return one("s3:ListBucketMultipartUploads", bucketARN)
 		}
 		return nil, s3NotImplemented(r, r.Method+" on a bucket")
 	}
 	objectARN := bucketARN + "/" + key
+	// Multipart uploads ("Multipart upload API and permissions",
+	// https://docs.aws.amazon.com/AmazonS3/latest/userguide/mpuoverview.html#mpuAndPermissions):
+	// creating one, uploading its parts and completing it ask s3:PutObject,
+	// and aborting it and listing its parts have their own actions.
+	if upload := q.Get("uploadId"); upload != "" || q.Has("uploads") {
+		switch {
+		case r.Method == http.MethodPost && q.Has("uploads") && upload == "",
+			r.Method == http.MethodPut && upload != "" && q.Has("partNumber") && r.Header.Get("X-Amz-Copy-Source") == "",
+			r.Method == http.MethodPost && upload != "":
+			return one("s3:PutObject", objectARN)
+		case r.Method == http.MethodDelete && upload != "":
+			return one("s3:AbortMultipartUpload", objectARN)
+		case r.Method == http.MethodGet && upload != "":
+			return one("s3:ListMultipartUploadParts", objectARN)
+		case r.Method == http.MethodPut && upload != "":
+			return nil, s3NotImplemented(r, "UploadPartCopy")
+		}
+		return nil, s3NotImplemented(r, r.Method+" of a multipart upload")
+	}
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
 		if q.Has("list-type") || q.Has("versions") {
@@ -110,7 +134,7 @@ func (s *s3Service) checks(_ context.Context, r *http.Request, _ []byte) ([]chec
 
 func s3NotImplemented(r *http.Request, what string) *apiError {
 	return &apiError{http.StatusNotImplemented, "NotImplemented",
-		"The local stand-in's S3 does not implement " + what + ": it knows GetObject, HeadObject, PutObject, DeleteObject, ListObjectsV2 and ListObjectVersions"}
+		"The local stand-in's S3 does not implement " + what + ": it knows GetObject, HeadObject, PutObject, DeleteObject, ListObjectsV2, ListObjectVersions and the multipart upload calls (CreateMultipartUpload, UploadPart, CompleteMultipartUpload, AbortMultipartUpload, ListParts, ListMultipartUploads)"}
 }
 
 // authCodes are S3's statuses and codes for the checker's authentication

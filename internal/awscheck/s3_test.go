@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/doclib/doclib/internal/fakes3"
 	"github.com/doclib/doclib/internal/iampolicy"
@@ -36,7 +37,7 @@ const bucketPolicy = `{"Version": "2012-10-17", "Statement": [
 func s3Policy(actions ...string) string {
 	var objs, bkt []string
 	for _, a := range actions {
-		if strings.HasPrefix(a, "s3:List") {
+		if strings.HasPrefix(a, "s3:List") && a != "s3:ListMultipartUploadParts" { // that one is of objects
 			bkt = append(bkt, `"`+a+`"`)
 		} else {
 			objs = append(objs, `"`+a+`"`)
@@ -282,5 +283,72 @@ func TestS3UnknownOperations(t *testing.T) {
 	_, err = vh.GetObject(context.Background(), &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String("k")})
 	if err == nil {
 		t.Error("a virtual-hosted GetObject succeeded")
+	}
+}
+
+// TestS3Multipart: the multipart calls ask the actions S3 asks of them.
+// s3:PutObject covers creating, uploading parts and completing; aborting
+// is s3:AbortMultipartUpload and listing parts s3:ListMultipartUploadParts,
+// so that a role with s3:PutObject alone can start an upload it cannot
+// clean up after.
+func TestS3Multipart(t *testing.T) {
+	e := startS3(t)
+	ctx := context.Background()
+	// in creates an upload as s3blobs does and uploads its one part.
+	in := func(c *s3.Client) (*string, types.CompletedPart, error) {
+		out, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(bucket), Key: aws.String(key),
+			ChecksumAlgorithm: types.ChecksumAlgorithmCrc32})
+		if err != nil {
+			return nil, types.CompletedPart{}, err
+		}
+		part, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String(bucket), Key: aws.String(key), UploadId: out.UploadId,
+			PartNumber: aws.Int32(1), Body: strings.NewReader("one part"), ChecksumAlgorithm: types.ChecksumAlgorithmCrc32})
+		if err != nil {
+			return nil, types.CompletedPart{}, err
+		}
+		return out.UploadId, types.CompletedPart{PartNumber: aws.Int32(1), ETag: part.ETag, ChecksumCRC32: part.ChecksumCRC32}, nil
+	}
+	writer := e.client(t, "IndexerRole", "s3:PutObject")
+	id, _, err := in(writer)
+	if err != nil {
+		t.Fatalf("create and upload a part with s3:PutObject: %v", err)
+	}
+	_, err = writer.ListParts(ctx, &s3.ListPartsInput{Bucket: aws.String(bucket), Key: aws.String(key), UploadId: id})
+	if code, msg, status := sdkError(t, err); code != "AccessDenied" || status != 403 || !strings.Contains(msg, "s3:ListMultipartUploadParts") {
+		t.Errorf("ListParts without s3:ListMultipartUploadParts: %d %s %s", status, code, msg)
+	}
+	_, err = writer.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: aws.String(bucket), Key: aws.String(key), UploadId: id})
+	if code, msg, status := sdkError(t, err); code != "AccessDenied" || status != 403 || !strings.Contains(msg, "s3:AbortMultipartUpload") ||
+		!strings.Contains(msg, bucketARN+"/"+key) {
+		t.Errorf("AbortMultipartUpload without s3:AbortMultipartUpload: %d %s %s", status, code, msg)
+	}
+	_, err = writer.ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: aws.String(bucket)})
+	if code, msg, status := sdkError(t, err); code != "AccessDenied" || status != 403 || !strings.Contains(msg, "s3:ListBucketMultipartUploads") {
+		t.Errorf("ListMultipartUploads without s3:ListBucketMultipartUploads: %d %s %s", status, code, msg)
+	}
+
+	indexer := e.client(t, "IndexerRole", "s3:PutObject", "s3:AbortMultipartUpload", "s3:ListMultipartUploadParts")
+	if _, err := indexer.ListParts(ctx, &s3.ListPartsInput{Bucket: aws.String(bucket), Key: aws.String(key), UploadId: id}); err != nil {
+		t.Errorf("ListParts: %v", err)
+	}
+	if _, err := indexer.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: aws.String(bucket), Key: aws.String(key), UploadId: id}); err != nil {
+		t.Errorf("AbortMultipartUpload: %v", err)
+	}
+	id, part, err := in(indexer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts, err := indexer.ListParts(ctx, &s3.ListPartsInput{Bucket: aws.String(bucket), Key: aws.String(key), UploadId: id})
+	if err != nil || len(parts.Parts) != 1 {
+		t.Fatalf("ListParts: %v %v", parts, err)
+	}
+	done, err := indexer.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String(bucket), Key: aws.String(key), UploadId: id,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{part}}})
+	if err != nil || aws.ToString(done.VersionId) == "" {
+		t.Fatalf("CompleteMultipartUpload with s3:PutObject: %v %v", done, err)
+	}
+	if d := e.denials(); len(d) != 3 || d[0].Action != "s3:ListMultipartUploadParts" || d[1].Action != "s3:AbortMultipartUpload" ||
+		d[2].Action != "s3:ListBucketMultipartUploads" || d[2].Resource != bucketARN {
+		t.Errorf("denials %+v", d)
 	}
 }
