@@ -32,7 +32,7 @@ var reserved = []string{
 // own comes in but PATH (which the template may replace, as it may on
 // Lambda): a function that works here only because the developer's shell
 // had AWS_PROFILE or HOME set would fail when deployed.
-func (p *Pool) environ(runtimeAPI string) []string {
+func (p *Pool) environ(runtimeAPI, tmp string) []string {
 	fn := p.fn
 	env := map[string]string{"LANG": "en_US.UTF-8"}
 	if path, ok := os.LookupEnv("PATH"); ok {
@@ -65,6 +65,9 @@ func (p *Pool) environ(runtimeAPI string) []string {
 		"LAMBDA_RUNTIME_DIR":              "/var/runtime",
 		"LAMBDA_TASK_ROOT":                filepath.Dir(fn.Path),
 		"TZ":                              ":UTC",
+		// The instance's /tmp (tmp.go); Lambda sets no TMPDIR, its /tmp
+		// being where temporary files go by default.
+		"TMPDIR": tmp,
 	} {
 		env[k] = v
 	}
@@ -96,7 +99,8 @@ var envKey = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_]+$`)
 
 // Validate reports what Lambda's CreateFunction would refuse in fn: reserved
 // or malformed environment variable keys, variables over 4 KB, a timeout
-// outside 1–900 s, memory outside 128–10240 MB. The stand-in should call it
+// outside 1–900 s, memory outside 128–10240 MB, ephemeral storage outside
+// 512–10240 MB. The stand-in should call it
 // so that a template that could not be deployed does not run here; Start
 // does not, so that a pool can still be made for one.
 func (fn Function) Validate() error {
@@ -130,6 +134,9 @@ func (fn Function) Validate() error {
 	}
 	if fn.MemoryMB != 0 && (fn.MemoryMB < 128 || fn.MemoryMB > 10240) {
 		errs = append(errs, fmt.Errorf("ValidationException: memory size %d MB is outside 128 to 10240 MB", fn.MemoryMB))
+	}
+	if fn.EphemeralMB != 0 && (fn.EphemeralMB < 512 || fn.EphemeralMB > 10240) {
+		errs = append(errs, fmt.Errorf("ValidationException: ephemeral storage %d MB is outside 512 to 10240 MB", fn.EphemeralMB))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("lambdaemu: function %s: %w", fn.Name, err)

@@ -76,6 +76,10 @@ func newTraceID() string {
 func (p *Pool) execute(in *instance, payload []byte, sk *sink) (Result, error) {
 	ev := &event{stream: sk, id: newRequestID(), trace: newTraceID(), payload: payload, done: make(chan answer, 1)}
 	res := Result{Instance: in.id}
+	var tmpBefore int64
+	if in.tmp != "" {
+		tmpBefore = tmpUsage(in.tmp)
+	}
 	start := time.Now()
 	p.logf(in.id, "START RequestId: %s Version: $LATEST", ev.id)
 	var initDuration time.Duration
@@ -111,6 +115,9 @@ func (p *Pool) execute(in *instance, payload []byte, sk *sink) (Result, error) {
 		}
 		if gone {
 			a = exitAnswer(ev.id, pr.exitReason)
+		}
+		if over := p.tmpOverrun(in, ev, tmpBefore); over != nil && !a.failed {
+			a = *over
 		}
 		return p.finish(res, ev, start, initDuration, a, pr), nil
 	}

@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -72,6 +73,9 @@ type Function struct {
 	Env      map[string]string // the template's Environment.Variables (resolved)
 	Timeout  time.Duration     // the template's Timeout; 0: Lambda's default, 3 s
 	MemoryMB int               // the template's MemorySize; 0: Lambda's default, 128
+	// EphemeralMB is the template's EphemeralStorage.Size, the bound of
+	// each instance's /tmp (tmp.go); 0: Lambda's default, 512.
+	EphemeralMB int
 	// MaxConcurrency is ReservedConcurrentExecutions when the template sets
 	// it; 0 means DefaultMaxConcurrency. Invokes beyond it wait for an
 	// instance, and fail with ErrTooManyRequests if their context ends.
@@ -143,9 +147,10 @@ type ColdStart struct {
 // What it does not copy from Lambda: processes are not frozen between
 // events, so work a function leaves running after its answer goes on; memory
 // is not limited to MemoryMB; idle instances are never shut down (they live
-// until Close); instances share the host's file system, not a /tmp each;
-// the account-wide concurrency (Function.Account) holds invokes waiting
-// rather than throttling them at once; and a template
+// until Close); each instance's /tmp is a directory of the host's given as
+// TMPDIR, bounded by EphemeralMB as tmp.go tells, and the rest of the host's
+// file system is writable; the account-wide concurrency (Function.Account)
+// holds invokes waiting rather than throttling them at once; and a template
 // that sets a reserved variable runs, with Lambda's value, where Lambda's
 // CreateFunction refuses it: call Function.Validate to refuse it.
 type Pool struct {
@@ -166,7 +171,8 @@ type Pool struct {
 // instance is one execution environment. It is held by at most one invoke.
 type instance struct {
 	id   int
-	proc *proc // nil: no process; the next invoke starts one
+	proc *proc  // nil: no process; the next invoke starts one
+	tmp  string // its /tmp (TMPDIR), made when its first process starts; kept across invokes and resets
 	// reset is set once a process of this instance died or was killed: its
 	// next init runs inside an invoke, within the function's timeout.
 	reset bool
@@ -180,6 +186,9 @@ func Start(fn Function) *Pool {
 	}
 	if fn.MemoryMB <= 0 {
 		fn.MemoryMB = 128
+	}
+	if fn.EphemeralMB <= 0 {
+		fn.EphemeralMB = DefaultEphemeralMB
 	}
 	var shared *AccountConcurrency
 	if fn.MaxConcurrency <= 0 {
@@ -344,9 +353,13 @@ func (p *Pool) Close() error {
 	p.closed = true
 	close(p.closing)
 	var procs []*proc
+	var dirs []string
 	for _, in := range p.instances {
 		if in.proc != nil {
 			procs = append(procs, in.proc)
+		}
+		if in.tmp != "" {
+			dirs = append(dirs, in.tmp)
 		}
 	}
 	p.mu.Unlock()
@@ -354,5 +367,9 @@ func (p *Pool) Close() error {
 		pr.kill()
 	}
 	p.wg.Wait()
-	return nil
+	var errs []error
+	for _, d := range dirs {
+		errs = append(errs, os.RemoveAll(d))
+	}
+	return errors.Join(errs...)
 }

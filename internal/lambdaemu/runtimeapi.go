@@ -49,6 +49,10 @@ type initFailure struct {
 // spawn starts a process for the instance. A fail answer means the binary
 // could not be started, which Lambda reports as Runtime.InvalidEntrypoint.
 func (p *Pool) spawn(in *instance, ev *event, inInvoke bool) (*proc, *answer, error) {
+	tmp, err := p.tmpDir(in)
+	if err != nil {
+		return nil, nil, err
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, nil, fmt.Errorf("lambdaemu: %s: runtime API endpoint: %w", p.fn.Name, err)
@@ -71,7 +75,7 @@ func (p *Pool) spawn(in *instance, ev *event, inInvoke bool) (*proc, *answer, er
 
 	cmd := exec.Command(p.fn.Path)
 	cmd.Dir = filepath.Dir(p.fn.Path)
-	cmd.Env = p.environ(ln.Addr().String())
+	cmd.Env = p.environ(ln.Addr().String(), tmp)
 	if p.fn.Logs != nil {
 		pr.logs = &lineWriter{w: p.fn.Logs, prefix: p.prefix(in.id)}
 		cmd.Stdout, cmd.Stderr = pr.logs, pr.logs
@@ -100,6 +104,10 @@ func (p *Pool) spawn(in *instance, ev *event, inInvoke bool) (*proc, *answer, er
 	in.proc = pr
 	p.wg.Add(1) // the caller's invoke holds the group above zero, so Close cannot be past its Wait
 	p.mu.Unlock()
+	if err := limitFileSize(cmd.Process.Pid, p.ephemeralBytes()); err != nil {
+		// Then only the check after each invoke bounds /tmp.
+		p.logf(in.id, "lambdaemu: cannot bound the process's file size (RLIMIT_FSIZE): %v", err)
+	}
 	go pr.monitor()
 	return pr, nil, nil
 }

@@ -531,9 +531,17 @@ func (s *Stack) startFunctions(t *cfn.Template, r *cfn.Resolver, a *Synthesized,
 		if fn.MemoryMB == 0 {
 			fn.MemoryMB = 128
 		}
+		fn.EphemeralMB = ephemeralMB(p)
 		s.Functions[name] = lambdaemu.Start(fn)
 	}
 	return nil
+}
+
+// ephemeralMB is a function's EphemeralStorage.Size, its /tmp in MB, which
+// lambdaemu bounds each instance's TMPDIR to; 0 (Lambda's default, 512)
+// when the template sets none.
+func ephemeralMB(props map[string]any) int {
+	return int(num(mapOf(props["EphemeralStorage"])["Size"]))
 }
 
 // createTable creates the template's one table in dynalite with its keys and

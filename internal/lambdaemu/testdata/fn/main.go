@@ -12,6 +12,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -24,6 +25,7 @@ type event struct {
 	Op   string          `json:"op"`
 	Ms   int             `json:"ms"`
 	Size int             `json:"size"`
+	Name string          `json:"name"`
 	Data json.RawMessage `json:"data"`
 }
 
@@ -84,6 +86,34 @@ func handle(ctx context.Context, ev event) (any, error) {
 		// Touch Size MiB and keep it: the peak resident memory must show it.
 		held = append(held, bytes.Repeat([]byte{1}, ev.Size<<20))
 		return map[string]any{"held": len(held)}, nil
+	case "write":
+		// Size KiB to the file Name in the temporary directory, 64 KiB at
+		// a time, as a program writes a file it does not know the size of.
+		f, err := os.OpenFile(filepath.Join(os.TempDir(), ev.Name), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		chunk := bytes.Repeat([]byte{7}, 64<<10)
+		for left := ev.Size << 10; left > 0; left -= len(chunk) {
+			if _, err := f.Write(chunk[:min(left, len(chunk))]); err != nil {
+				return nil, err
+			}
+		}
+		return map[string]any{"wrote": ev.Size << 10}, f.Close()
+	case "ls":
+		// The temporary directory's files and their sizes.
+		entries, err := os.ReadDir(os.TempDir())
+		if err != nil {
+			return nil, err
+		}
+		files := map[string]int64{}
+		for _, e := range entries {
+			if info, err := e.Info(); err == nil {
+				files[e.Name()] = info.Size()
+			}
+		}
+		return map[string]any{"dir": os.TempDir(), "files": files}, nil
 	case "big":
 		return json.RawMessage(append(append([]byte{'"'}, bytes.Repeat([]byte("x"), ev.Size-2)...), '"')), nil
 	case "stream", "streamfail":
