@@ -61,7 +61,7 @@ type Assumptions struct {
 
 	// Per document change.
 	ChangesPerSnapshot float64 // stream records the indexer folds into one snapshot
-	PutsPerSnapshot    float64 // multipart upload of the snapshot, and the pointer
+	PutsPerSnapshot    float64 // multipart upload of the snapshot (create, parts, complete), and the pointer
 	SnapshotWriteMS    float64 // the indexer's time to encode and upload a snapshot
 	IndexerMemoryMB    int
 	DocTokens          float64 // Titan tokens of a document
@@ -92,7 +92,7 @@ var Assumed = Assumptions{
 	PointerGetsPerHit: 0.2,
 
 	ChangesPerSnapshot: 50,
-	PutsPerSnapshot:    7,
+	PutsPerSnapshot:    8, // 78 MB in 16 MiB parts (snapshot.PartSize): 1 + 5 + 1, and the pointer
 	SnapshotWriteMS:    1500,
 	IndexerMemoryMB:    3008,
 	DocTokens:          350,

@@ -87,7 +87,7 @@ func TestWriterStreamsSnapshot(t *testing.T) {
 	ctx := context.Background()
 	m := NewMemory()
 	w := &Writer{Blobs: m, Embedder: "test-embedder/1024", Dimensions: 1024, Logger: quiet}
-	in := bigDocs(2600)
+	in := bigDocs(4500)
 	if err := w.Publish(ctx, in); err != nil {
 		t.Fatalf("publish of %d documents with no disk: %v", len(in), err)
 	}
@@ -125,7 +125,7 @@ func TestFailedPartAbortsUpload(t *testing.T) {
 		}
 		return nil
 	}
-	if err := w.Upsert(ctx, bigDocs(2600)); err != nil {
+	if err := w.Upsert(ctx, bigDocs(4500)); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Commit(ctx); !errors.Is(err, broken) {
@@ -138,7 +138,7 @@ func TestFailedPartAbortsUpload(t *testing.T) {
 		t.Errorf("%d snapshot and %d pointer versions after the failed commit; want the first of each", s, p)
 	}
 	m.FailPart = nil
-	if err := w.Upsert(ctx, bigDocs(2600)); err != nil {
+	if err := w.Upsert(ctx, bigDocs(4500)); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Commit(ctx); err != nil {
