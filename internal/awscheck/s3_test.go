@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -18,6 +19,8 @@ import (
 
 	"github.com/doclib/doclib/internal/fakes3"
 	"github.com/doclib/doclib/internal/iampolicy"
+	"github.com/doclib/doclib/shared/backend/s3blobs"
+	"github.com/doclib/doclib/shared/backend/snapshot"
 )
 
 const (
@@ -350,5 +353,58 @@ func TestS3Multipart(t *testing.T) {
 	if d := e.denials(); len(d) != 3 || d[0].Action != "s3:ListMultipartUploadParts" || d[1].Action != "s3:AbortMultipartUpload" ||
 		d[2].Action != "s3:ListBucketMultipartUploads" || d[2].Resource != bucketARN {
 		t.Errorf("denials %+v", d)
+	}
+}
+
+// TestS3StreamedSnapshot: the indexer's streamed snapshot (s3blobs.PutStream,
+// a multipart upload of three parts) through the checker with the actions
+// the stack grants it (infra/stack/snapshots.go). A failed write aborts its
+// upload; without s3:AbortMultipartUpload the abort is denied and the
+// upload's parts stay behind for the bucket's lifecycle rule.
+func TestS3StreamedSnapshot(t *testing.T) {
+	e := startS3(t)
+	ctx := context.Background()
+	granted := []string{"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject", "s3:AbortMultipartUpload", "s3:ListBucket"}
+	body := bytes.Repeat([]byte("snapshot"), (2*snapshot.PartSize+snapshot.PartSize/2)/8)
+	write := func(fail error) func(io.Writer) error {
+		return func(w io.Writer) error {
+			if _, err := w.Write(body); err != nil {
+				return err
+			}
+			return fail
+		}
+	}
+	lister := e.client(t, "OperatorRole", "s3:GetObject", "s3:ListBucketMultipartUploads")
+	open := func() int {
+		out, err := lister.ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: aws.String(bucket)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(out.Uploads)
+	}
+
+	indexer := s3blobs.New(e.client(t, "IndexerRole", granted...), bucket)
+	obj, err := indexer.PutStream(ctx, snapshot.SnapshotKey, write(nil))
+	if err != nil || obj.Version == "" || !strings.HasSuffix(obj.ETag, `-3"`) {
+		t.Fatalf("PutStream of %d bytes: %+v %v; want a new version of three parts", len(body), obj, err)
+	}
+	broken := errors.New("the encoder failed")
+	if _, err := indexer.PutStream(ctx, snapshot.SnapshotKey, write(broken)); !errors.Is(err, broken) {
+		t.Fatalf("a failed write: %v", err)
+	}
+	if n := open(); n != 0 {
+		t.Errorf("%d uploads left after a failed write; want it aborted", n)
+	}
+
+	noAbort := s3blobs.New(e.client(t, "IndexerRole", "s3:GetObject", "s3:GetObjectVersion", "s3:PutObject", "s3:ListBucket"), bucket)
+	_, err = noAbort.PutStream(ctx, snapshot.SnapshotKey, write(broken))
+	if !errors.Is(err, broken) || !strings.Contains(err.Error(), "s3:AbortMultipartUpload") {
+		t.Errorf("a failed write without s3:AbortMultipartUpload: %v; want the abort's denial told", err)
+	}
+	if n := open(); n != 1 {
+		t.Errorf("%d uploads left; want the one whose abort was denied", n)
+	}
+	if d := e.denials(); len(d) != 1 || d[0].Action != "s3:AbortMultipartUpload" {
+		t.Errorf("denials %+v; want the one abort", d)
 	}
 }
