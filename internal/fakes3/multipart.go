@@ -85,13 +85,7 @@ func (s *Server) multipart(w http.ResponseWriter, r *http.Request) bool {
 	case r.Method == http.MethodPost && id != "":
 		s.completeUpload(w, r, id)
 	case r.Method == http.MethodDelete && id != "":
-		rec := s.record(r)
-		if rec.status == http.StatusNoContent {
-			s.uploads.mu.Lock()
-			delete(s.uploads.m, id)
-			s.uploads.mu.Unlock()
-		}
-		rec.send(w)
+		s.end(w, r, id, http.StatusNoContent)
 	default:
 		return false
 	}
@@ -212,8 +206,14 @@ func (s *Server) completeUpload(w http.ResponseWriter, r *http.Request, id strin
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
+	s.end(w, r, id, http.StatusOK)
+}
+
+// end has gofakes3 complete or abort upload id, and forgets the upload if
+// it answered ok.
+func (s *Server) end(w http.ResponseWriter, r *http.Request, id string, ok int) {
 	rec := s.record(r)
-	if rec.status == http.StatusOK {
+	if rec.status == ok {
 		s.uploads.mu.Lock()
 		delete(s.uploads.m, id)
 		s.uploads.mu.Unlock()

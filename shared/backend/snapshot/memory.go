@@ -92,16 +92,8 @@ func (m *Memory) Get(ctx context.Context, key string, opt GetOptions) (io.ReadCl
 
 // Put implements Blobs.
 func (m *Memory) Put(ctx context.Context, key string, body io.ReadSeeker, size int64, cond Condition) (Object, error) {
-	if err := ctx.Err(); err != nil {
+	if err := m.checkPut(ctx, key); err != nil {
 		return Object{}, err
-	}
-	m.mu.Lock()
-	fail := m.FailPut
-	m.mu.Unlock()
-	if fail != nil {
-		if err := fail(key); err != nil {
-			return Object{}, err
-		}
 	}
 	data, err := io.ReadAll(body)
 	if err != nil {
@@ -123,6 +115,21 @@ func (m *Memory) Put(ctx context.Context, key string, body io.ReadSeeker, size i
 	return m.add(key, data, `"`+hex.EncodeToString(sum[:])+`"`), nil
 }
 
+// checkPut is what fails a Put or PutStream before it changes anything:
+// the context, then FailPut.
+func (m *Memory) checkPut(ctx context.Context, key string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	fail := m.FailPut
+	m.mu.Unlock()
+	if fail != nil {
+		return fail(key)
+	}
+	return nil
+}
+
 // add makes data key's new current version. Called with m.mu held.
 func (m *Memory) add(key string, data []byte, etag string) Object {
 	m.count++
@@ -134,16 +141,8 @@ func (m *Memory) add(key string, data []byte, etag string) Object {
 // PutStream implements Blobs with UploadParts over a multipart upload in
 // memory.
 func (m *Memory) PutStream(ctx context.Context, key string, write func(io.Writer) error) (Object, error) {
-	if err := ctx.Err(); err != nil {
+	if err := m.checkPut(ctx, key); err != nil {
 		return Object{}, err
-	}
-	m.mu.Lock()
-	fail := m.FailPut
-	m.mu.Unlock()
-	if fail != nil {
-		if err := fail(key); err != nil {
-			return Object{}, err
-		}
 	}
 	return UploadParts(ctx, &memMultipart{m: m, key: key}, PartSize, write)
 }
