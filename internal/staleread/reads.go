@@ -205,6 +205,13 @@ func (p *Proxy) batchGetItem(w http.ResponseWriter, r *http.Request, _ string, b
 			return
 		}
 		spec.TableName = table
+		if !spec.ConsistentRead && p.anyWithin(table) {
+			// Only the keys asked for can be stale: a part without any
+			// written within the window passes through.
+			if s, err := p.schemaOf(r.Context(), table); err == nil && s != nil && !p.keysWithin(table, s, spec.Keys, at) {
+				continue
+			}
+		}
 		pl, err := p.plan(r, spec, partRaw)
 		if err != nil {
 			p.opts.Logf("staleread: BatchGetItem: %v", err)
@@ -305,6 +312,10 @@ func (p *Proxy) query(w http.ResponseWriter, r *http.Request, op string, body []
 	if err != nil {
 		p.opts.Logf("staleread: %s: %v", op, err)
 		writeError(w, "InternalServerError", "the engine behind the proxy is unreachable")
+		return
+	}
+	if resp.status == http.StatusOK && len(pl.added) == 0 && !p.mayHold(pl.table, resp.body, at) {
+		reply(w, resp, nil)
 		return
 	}
 	var out map[string]json.RawMessage

@@ -1,10 +1,12 @@
 package staleread
 
 import (
+	"bytes"
 	"encoding/json"
 	"hash/fnv"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -240,4 +242,56 @@ func (p *Proxy) anyWithin(table string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.writes[table]) > 0
+}
+
+// mayHold reports whether an engine's answer of a read of table at now may
+// hold an item written within the window: whether the partition key value
+// of such an item appears in body. An item the engine returns carries its
+// key, written as it was stored, so an answer without any of those values
+// holds none of those items and passes through unread; most reads of a
+// busy table are of other items than the last second's writes (the API's
+// rate counters). A value the engine may have escaped in JSON, or a number
+// (whose text may differ from its canonical form), is taken as present.
+func (p *Proxy) mayHold(table string, body []byte, now time.Time) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for key, list := range p.writes[table] {
+		if !slices.ContainsFunc(list, func(w *write) bool { return !p.expired(w, now) }) {
+			continue
+		}
+		typ, rest, _ := strings.Cut(key, ":")
+		val, _, _ := strings.Cut(rest, "\x00")
+		if typ == "N" || !plainJSON(val) || bytes.Contains(body, []byte(`"`+val+`"`)) {
+			return true
+		}
+	}
+	return false
+}
+
+// plainJSON reports whether s is written as itself inside a JSON string by
+// any encoder: printable ASCII without quotes, backslashes or the
+// characters some encoders escape for HTML.
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
+}
+
+// keysWithin reports whether any of keys (of a table of schema s) has a
+// write within the window at now: a GetItem or BatchGetItem of other keys
+// sees the engine's items.
+func (p *Proxy) keysWithin(table string, s *schema, keys []item, now time.Time) bool {
+	for _, k := range keys {
+		ks, _, ok := s.keyOf(k)
+		if !ok {
+			return true // the engine refuses it, or answers it; look
+		}
+		if _, within := p.earlier(table, ks, now); within {
+			return true
+		}
+	}
+	return false
 }
