@@ -99,16 +99,10 @@ type crcChecked struct {
 }
 
 func (c crcChecked) RoundTrip(r *http.Request) (*http.Response, error) {
-	resp, err := c.next.RoundTrip(r)
+	resp, body, err := roundTrip(c.next, r)
 	if err != nil {
 		return resp, err
 	}
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		return nil, err
-	}
-	resp.Body = io.NopCloser(bytes.NewReader(body))
 	if want := strconv.FormatUint(uint64(crc32.ChecksumIEEE(body)), 10); resp.Header.Get("X-Amz-Crc32") != want {
 		c.t.Errorf("%s: X-Amz-Crc32 %q, want %s, the CRC32 of %s", r.Header.Get("X-Amz-Target"), resp.Header.Get("X-Amz-Crc32"), want, body)
 	}
@@ -393,18 +387,27 @@ type bodies struct {
 }
 
 func (b *bodies) RoundTrip(r *http.Request) (*http.Response, error) {
-	resp, err := b.next.RoundTrip(r)
+	resp, body, err := roundTrip(b.next, r)
+	if err == nil {
+		b.got = append(b.got, body)
+	}
+	return resp, err
+}
+
+// roundTrip sends r with next and reads the answer's body, which it puts
+// back for the client to read.
+func roundTrip(next http.RoundTripper, r *http.Request) (*http.Response, []byte, error) {
+	resp, err := next.RoundTrip(r)
 	if err != nil {
-		return resp, err
+		return resp, nil, err
 	}
 	body, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	b.got = append(b.got, body)
 	resp.Body = io.NopCloser(bytes.NewReader(body))
-	return resp, nil
+	return resp, body, nil
 }
 
 // TestReadsOfOtherItemsPassThrough: while an item is within the window, a
