@@ -236,7 +236,7 @@ func (d *Document) Activity() Activity {
 }
 
 // CompareActivity orders documents most active first: recordingCount desc,
-// lastSeen desc, then id (decisions.md): the order of a graph's documents and
+// lastSeen desc, then id (docs/api.md): the order of a graph's documents and
 // of search's fallback, in every store and engine.
 func CompareActivity(a, b Activity) int {
 	if c := cmp.Compare(b.RecordingCount, a.RecordingCount); c != 0 {

@@ -42,7 +42,7 @@ const maxDocuments = 5_000_000
 
 const usage = `Usage: doclib-datagen [--documents N] [--seed N] [--big-answers] [--out FILE]
 
-Writes a deterministic doclib data set (decisions.md, "Data set format"): the same
+Writes a deterministic doclib data set (docs/dataset.md): the same
 options always give the same bytes. The default is the demo set of 200 documents
 that shared/data/demo/demo.json holds; larger sets keep the same workspaces, keys and
 libraries, put about 40%% of the documents in lib_it, give each library a busy core

@@ -138,7 +138,7 @@ func newAPI(s awscdk.Stack, cfg Config, fns map[string]*function) *api {
 // addRoutes declares exactly the resources of httpapi.Routes (and the parent
 // segments API Gateway needs to hold them, which get no method).
 //
-// Each route has one method, ANY, not GET and HEAD: decisions.md wants any
+// Each route has one method, ANY, not GET and HEAD: docs/api.md wants any
 // other method on a known path to answer 405 method_not_allowed after
 // authentication, with Allow: GET, and only the handler can do that. With
 // GET alone, API Gateway would refuse a POST itself, before the authorizer
@@ -215,7 +215,7 @@ type GatewayResponse struct {
 	Code    string // a spec error code, or a $context.authorizer reference
 	Message string // a sentence saying what to do next
 	// RetryAfter, in seconds, is sent as Retry-After when not 0, with
-	// X-RateLimit-Limit: Limit and X-RateLimit-Remaining: 0, as decisions.md
+	// X-RateLimit-Limit: Limit and X-RateLimit-Remaining: 0, as docs/api.md
 	// wants on every 429. X-RateLimit-Reset cannot be sent: the gateway's
 	// buckets are not the API's minute windows, and a gateway response has
 	// only static values and the request's context to say it with.
@@ -294,7 +294,7 @@ func (g GatewayResponse) Body() string {
 }
 
 // Headers are the response's headers, as API Gateway mapping expressions.
-// X-Request-Id comes from the request's context (decisions.md: every
+// X-Request-Id comes from the request's context (docs/api.md: every
 // response carries it); static values are quoted.
 func (g GatewayResponse) Headers() map[string]string {
 	h := map[string]string{

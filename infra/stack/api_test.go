@@ -24,7 +24,7 @@ import (
 // each route has one method, ANY, proxied to its group's function behind the
 // REQUEST authorizer with a required API key.
 //
-// ANY, not GET: decisions.md wants a wrong method on a known path to answer
+// ANY, not GET: docs/api.md wants a wrong method on a known path to answer
 // 405 method_not_allowed after authentication, which only the handler can do;
 // API Gateway would refuse a method it does not know before the authorizer.
 func TestAPIResourcesAreTheRoutes(t *testing.T) {
@@ -189,7 +189,7 @@ func TestAuthorizerAndKeySource(t *testing.T) {
 }
 
 // TestUsagePlans checks one plan per tier, throttled per key as a backstop at
-// twice the key limit (never below what decisions.md lets a key send: the
+// twice the key limit (never below what docs/api.md lets a key send: the
 // function's exact window answers first), on the stage, and that the
 // indexer's DOCLIB_USAGE_PLANS parses into them and names the customer.
 func TestUsagePlans(t *testing.T) {
@@ -325,7 +325,7 @@ func errorShape(t *testing.T, what, body string) string {
 }
 
 // TestGatewayResponses checks a response for every type API Gateway can
-// produce, in the API's error shape, with the statuses decisions.md wants.
+// produce, in the API's error shape, with the statuses docs/api.md wants.
 func TestGatewayResponses(t *testing.T) {
 	// Status and code per type; "" status keeps API Gateway's own.
 	want := map[string][2]string{
@@ -403,7 +403,7 @@ func TestGatewayResponses(t *testing.T) {
 			if has && (len(ra) < 3 || ra[0] != '\'' || ra[len(ra)-1] != '\'' || ra == "'0'") {
 				t.Errorf("%s: Retry-After %s is not a quoted positive number", typ, ra)
 			}
-			// decisions.md: a 429 carries the X-RateLimit-* headers too.
+			// docs/api.md: a 429 carries the X-RateLimit-* headers too.
 			limit := "'" + strconv.Itoa(s.cfg.KeyLimit) + "'"
 			if typ == "WAF_FILTERED" {
 				limit = "'" + strconv.Itoa(s.cfg.IPLimit) + "'"

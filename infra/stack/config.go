@@ -503,7 +503,7 @@ func (c Config) ResourcePrefix() string { return "doclib-" + c.Customer }
 
 // planHeadroom is how many times the per-key limit the usage plans admit.
 // The plans are a backstop behind the function's exact fixed windows
-// (decisions.md: exactly KeyLimit requests succeed per window), never the
+// (docs/api.md: exactly KeyLimit requests succeed per window), never the
 // limit itself: a client may send KeyLimit requests at the end of one window
 // and KeyLimit more at the start of the next, 2×KeyLimit within moments, all
 // of which the spec allows. A bucket of 2×KeyLimit refilled at 2×KeyLimit a

@@ -122,7 +122,7 @@ func TestThrottleRetryAfter(t *testing.T) {
 }
 
 // TestPlanIsABackstop runs the usage plans' token bucket (the plan's rate and
-// burst, full at first) over request patterns decisions.md allows, at most
+// burst, full at first) over request patterns docs/api.md allows, at most
 // keyLimit per fixed minute, and checks that it refuses none of them: the
 // function's exact windows answer 429, with the spec's headers, before the
 // gateway's bucket ever does.

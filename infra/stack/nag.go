@@ -16,7 +16,7 @@ import (
 // IAM5 one only to the wildcard it names. infra/README.md lists them.
 const (
 	reasonRequestValidation = "GET-only API without request bodies: the handler validates every path and query parameter " +
-		"and answers 400 bad_request in the API's error shape (decisions.md), which a request validator cannot produce."
+		"and answers 400 bad_request in the API's error shape (docs/api.md), which a request validator cannot produce."
 	reasonLambdaAuthorizer = "Requests are authorized by the Lambda REQUEST authorizer, which checks doclib's own bearer API keys " +
 		"against the table (keys, devices, workspaces); there are no Cognito users."
 	reasonNoVPC = "No VPC: the domain is reached over its HTTPS endpoint with IAM-signed (SigV4) requests only, and its access policy " +

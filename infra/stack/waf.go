@@ -6,7 +6,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 )
 
-// wafWindowSeconds is the rate rule's window: decisions.md's per-IP limit is
+// wafWindowSeconds is the rate rule's window: docs/api.md's per-IP limit is
 // per minute. WAF checks rates about every 10 s, so it approximates; the
 // handler's own per-IP window is exact.
 const wafWindowSeconds = 60
@@ -22,7 +22,7 @@ const wafRetryAfter = 60
 //
 // The Block has no custom response: WAF's own would take precedence over API
 // Gateway's gateway responses and could not carry the request's X-Request-Id
-// (decisions.md: every response has one). Without it API Gateway answers with
+// (docs/api.md: every response has one). Without it API Gateway answers with
 // the WAF_FILTERED gateway response, 429 rate_limited in the API's error
 // shape with Retry-After and X-Request-Id (GatewayResponses).
 //

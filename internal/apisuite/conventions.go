@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// testConventions: decisions.md's wire conventions that hold across endpoints.
+// testConventions: docs/api.md's wire conventions that hold across endpoints.
 func (s *suite) testConventions(t *testing.T) {
 	lib := s.m.visibleLibs(s.m.full)[0]
 	doc := s.m.docsByLib[lib][0].ID

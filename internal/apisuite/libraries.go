@@ -10,7 +10,7 @@ import (
 )
 
 // checkLibrary compares a library with the demo data: its labels are exactly
-// those its documents use (read-api.md, Library).
+// those its documents use (docs/api.md, Library).
 func (s *suite) checkLibrary(t testing.TB, where string, key *dataset.APIKey, got apiLibrary) {
 	t.Helper()
 	l := s.m.libs[got.ID]
@@ -61,7 +61,7 @@ func (s *suite) testLibraries(t *testing.T) {
 		for _, id := range m.visibleLibs(m.full) {
 			l := m.libs[id]
 			// An ID, the current slug, and every earlier slug answer 200 with
-			// the library as it is now (decisions.md, Identifiers).
+			// the library as it is now (docs/api.md, Identifiers).
 			for _, ref := range append([]string{l.ID, l.Slug}, l.PreviousSlugs...) {
 				key := s.reader()
 				r := s.get(t, key, "/libraries/"+esc(ref))

@@ -170,7 +170,7 @@ func (m *model) workspaceLibs(ws string) []string {
 	return out
 }
 
-// visibleLibs are the library IDs a key may see (decisions.md, Scope and privacy).
+// visibleLibs are the library IDs a key may see (docs/api.md, "Authentication and scope").
 func (m *model) visibleLibs(k *dataset.APIKey) []string {
 	var out []string
 	for _, id := range m.workspaceLibs(k.WorkspaceID) {

@@ -192,7 +192,7 @@ func (s *suite) searchWords() (*dataset.Document, []string) {
 }
 
 // nonsense is a query of random letters that occur in no demo document: it
-// matches nothing, so the answer is the fallback (decisions.md).
+// matches nothing, so the answer is the fallback (docs/api.md).
 const nonsense = "zqxwv jkqpf"
 
 func (s *suite) testSearch(t *testing.T) {

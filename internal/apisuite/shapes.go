@@ -13,8 +13,7 @@ import (
 	"github.com/doclib/doclib/shared/data/dataset"
 )
 
-// The fields of each resource, from read-api.md and, where it says "not
-// shown", decisions.md.
+// The fields of each resource, from docs/api.md.
 var (
 	libraryFields = map[string]kind{"id": kString, "name": kString, "description": kString,
 		"categories": kStrings, "tags": kStrings, "documentCount": kInt, "createdAt": kTime, "updatedAt": kTime}

@@ -1,5 +1,5 @@
 // Package apisuite checks a running doclib read API purely over HTTP, against
-// read-api.md, decisions.md and the demo data set, so that the same suite runs
+// docs/api.md and the demo data set, so that the same suite runs
 // against the local server and against the deployed stack (API Gateway and
 // Lambda, or a stand-in of it). Expected answers are computed from demo.json;
 // nothing is compared with answers copied from a past run.
@@ -51,7 +51,7 @@ type Target struct {
 	// path before it calls the authorizer, so a path the API does not have
 	// is 404 not_found, in the API's shape, whatever the key, and without
 	// X-RateLimit-* (no key has been identified; it does not count against
-	// one). Locally authentication comes first (decisions.md's order of
+	// one). Locally authentication comes first (docs/api.md's order of
 	// checks); docs/standin.md records the difference.
 	RoutesBeforeAuth bool
 
@@ -248,7 +248,7 @@ func (s *suite) ipUsed() int {
 
 var requestTimeout = 30 * time.Second
 
-// do sends one request and checks what every response carries (decisions.md,
+// do sends one request and checks what every response carries (docs/api.md,
 // Wire conventions): X-Request-Id, the JSON content type, the error shape for
 // errors, and X-RateLimit-* once authenticated (authenticated says the key works).
 func (s *suite) do(t testing.TB, method, auth, path string, authenticated bool) *response {

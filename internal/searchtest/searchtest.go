@@ -1,5 +1,5 @@
 // Package searchtest is the backend-neutral search suite: the rules of
-// GET /search/documents (decisions.md, "Search semantics") as properties that
+// GET /search/documents (docs/api.md, "Search semantics") as properties that
 // every search.Backend must satisfy on the same data with the same embedder. The
 // embedded engine runs it always; the OpenSearch backend runs it when a cluster
 // is reachable.

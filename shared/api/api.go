@@ -1,5 +1,5 @@
 // Package api holds the JSON shapes of the read API exactly as they go over the
-// wire (read-api.md and decisions.md). The HTTP handler encodes them and the Go
+// wire (docs/api.md). The HTTP handler encodes them and the Go
 // client decodes them, so the two cannot disagree.
 package api
 

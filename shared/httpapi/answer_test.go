@@ -170,7 +170,7 @@ func Test304DoesNotCountAgainstTheKey(t *testing.T) {
 }
 
 // Test304SearchIsBilled: a search answered 304 ran in full and spends its
-// credit, as decisions.md says of every search.
+// credit, as docs/api.md says of every search.
 func Test304SearchIsBilled(t *testing.T) {
 	s := newServer(t, options{})
 	const p = "/search/documents?q=reset+password"

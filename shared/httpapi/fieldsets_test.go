@@ -9,8 +9,8 @@ import (
 	"github.com/doclib/doclib/internal/fixture"
 )
 
-// The field sets below are copied from the tables of read-api.md and the lists of
-// decisions.md ("Shapes the spec leaves open"), independently of the Go types and
+// The field sets below are copied from the tables of docs/api.md and the lists of
+// docs/api.md ("Resources"), independently of the Go types and
 // of docs/openapi.yaml, so that a field added, renamed or dropped anywhere fails here.
 var (
 	librarySet       = []string{"id", "name", "description", "categories", "tags", "documentCount", "createdAt", "updatedAt"}
@@ -27,7 +27,7 @@ var (
 	recordingSet     = []string{"id", "title", "status", "clientCreatedAt", "questions", "steps"}
 	questionSet      = []string{"id", "question", "response", "sequenceOrder"}
 	errorSet         = []string{"code", "message"}
-	// Search: read-api.md's response table and hit fields; guidance only when lowConfidence.
+	// Search: docs/api.md's response table and hit fields; guidance only when lowConfidence.
 	searchSet = []string{"documents", "schemas", "total", "matchedTotal", "page", "pageSize", "facets", "lowConfidence"}
 	hitSet    = []string{"id", "title", "category", "tags", "applications", "content", "library", "edges", "relevance"}
 )

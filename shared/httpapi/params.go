@@ -15,7 +15,7 @@ import (
 )
 
 // query holds a request's known parameters, each given at most once. Unknown
-// parameters are ignored (decisions.md); a known one given twice is a 400.
+// parameters are ignored (docs/api.md); a known one given twice is a 400.
 type query map[string]string
 
 func parseQuery(r *http.Request, known ...string) (query, error) {

@@ -116,7 +116,7 @@ func TestSearchResponse(t *testing.T) {
 		t.Errorf("totals and facets %+v", res)
 	}
 	if strings.Contains(string(r.body), `"schema"`) {
-		t.Error("a hit carries schema; decisions.md: only the response's schemas")
+		t.Error("a hit carries schema; docs/api.md: only the response's schemas")
 	}
 	// The one-library key gets the same document without the edges leaving its scope.
 	one := decode[api.SearchResults](t, s.get(t, fixture.KeyOneLibrary, "/search/documents?q=reset%20password"))

@@ -1,5 +1,5 @@
 // Package httpapi is the read API's http.Handler: routing, the order of checks of
-// decisions.md (IP limit, key, key limit, route, parameters), parameter parsing and
+// docs/api.md (IP limit, key, key limit, route, parameters), parameter parsing and
 // JSON encoding. The same handler serves under net/http locally and behind API
 // Gateway in Lambda.
 package httpapi
@@ -98,7 +98,7 @@ func NewServer(cfg Config) http.Handler {
 	}
 	s.routes()
 	// Outermost first: every response gets an ID and a log line, a panic anywhere
-	// becomes a 500, then the checks in the order of decisions.md.
+	// becomes a 500, then the checks in the order of docs/api.md.
 	return s.withRequest(s.recoverPanics(s.limitIP(s.authenticate(s.limitKey(s.route())))))
 }
 

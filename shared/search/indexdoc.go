@@ -105,7 +105,7 @@ func Labels(doc *doclib.Document) []string {
 }
 
 // Readable reports whether a recording may influence search: shared, in a
-// workspace not on the Individual plan (decisions.md, "Scope and privacy").
+// workspace not on the Individual plan (docs/api.md, "Authentication and scope").
 func Readable(r *doclib.Recording, plan doclib.Plan) bool {
 	return r.Shared && plan != doclib.PlanIndividual
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// The signals of a hit (read-api.md, "Search hit").
+// The signals of a hit (docs/api.md, "Search").
 const (
 	SignalLexical          = "lexical"
 	SignalFuzzy            = "fuzzy"
@@ -113,7 +113,7 @@ type Evidence struct {
 	Recordings float64
 }
 
-// Signals returns the signals that fire for e, in the order of read-api.md.
+// Signals returns the signals that fire for e, in the order of docs/api.md.
 func (r *Rules) Signals(e Evidence) []string {
 	out := make([]string, 0, 3)
 	if e.LexicalHit {

@@ -13,7 +13,7 @@ import (
 	doclib "github.com/doclib/doclib/shared"
 )
 
-// Filter narrows the matched set: read-api.md's libraryId, category, tag and
+// Filter narrows the matched set: docs/api.md's libraryId, category, tag and
 // application. An empty field does not filter.
 type Filter struct {
 	LibraryID   string

@@ -24,7 +24,7 @@ type SearchParams struct {
 // the time apigw.DeadlineReserve keeps before a function's deadline.
 const RefundTimeout = time.Second
 
-// Search is GET /search/documents. The checks follow decisions.md: a libraryId
+// Search is GET /search/documents. The checks follow docs/api.md: a libraryId
 // outside scope is 404 before anything is spent; then the subscription, then the
 // credit; a search that fails after it was paid for is refunded.
 func (s *Service) Search(ctx context.Context, p *doclib.Principal, sp SearchParams) (out *api.SearchResults, err error) {

@@ -3,7 +3,7 @@
 // the authorizer's context instead of looking the key up again, and the Lambda
 // handler that serves the shared http.Handler.
 //
-// The authorizer does step 2 of decisions.md's order of checks
+// The authorizer does step 2 of docs/api.md's order of checks
 // (authentication). API Gateway caches its answer per Authorization header for
 // the stage's authorizer TTL, so the answer must not depend on the route: an
 // Allow lists every route of the API, and the handler decides the rest (scope,

@@ -26,7 +26,7 @@ func relevanceDir() string {
 	return filepath.Join("..", "..", "..", "..", "shared", "relevance")
 }
 
-// TestRandomLettersGetTheFallback is the property of decisions.md: a query of
+// TestRandomLettersGetTheFallback is the property of docs/api.md: a query of
 // words that appear nowhere in the visible documents, exactly or nearly, and
 // that the embedder cannot relate to them, matches nothing. 1,000 queries of
 // random letters (1 to 3 words of 4 to 12 letters) on the demo data and on each

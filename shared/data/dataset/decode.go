@@ -17,7 +17,7 @@ import (
 )
 
 // The data-set file is read with JSON v2 (github.com/go-json-experiment/json,
-// docs/dependencies.md), which is strict where the format is (decisions.md: bad
+// docs/dependencies.md), which is strict where the format is (docs/dataset.md: bad
 // input always gets a clear error): field names match exactly, a name given
 // twice, invalid UTF-8 and a lone surrogate are errors, and every error carries
 // its byte offset and JSON pointer. The file is read as a stream: the top level

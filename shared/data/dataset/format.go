@@ -1,5 +1,5 @@
 // Package dataset reads and writes the data-set file used for import and local
-// mode (decisions.md, "Data set format"), and validates it as a whole: a file with
+// mode (docs/dataset.md), and validates it as a whole: a file with
 // any problem is refused entirely, with messages that name the offending items.
 package dataset
 

@@ -742,7 +742,7 @@ func (v *validator) libraryLabels(libs []*doclib.Library) {
 var RecordingStatuses = []string{"processing", "processed", "failed"}
 
 // nonNil copies ss into a list that is never nil, also when ss is empty:
-// decisions.md, "Arrays are never null".
+// docs/api.md, "Conventions".
 func nonNil(ss []string) []string {
 	out := make([]string, len(ss))
 	copy(out, ss)

@@ -298,8 +298,8 @@ func TestNestedPaths(t *testing.T) {
 	})
 }
 
-// Every list the loader hands on is [] when empty, never null (decisions.md:
-// "Arrays are never null").
+// Every list the loader hands on is [] when empty, never null (docs/api.md:
+// "Conventions").
 func TestEmptyListsAreNotNull(t *testing.T) {
 	raw := fixtureJSON(t,
 		`"steps":["Opened Okta","Clicked Reset Password"]`, `"steps":[]`, // rec_a1: given empty
