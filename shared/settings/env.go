@@ -17,7 +17,7 @@ const (
 	// EnvTable is the DynamoDB table's name; every function gets it.
 	EnvTable = "DOCLIB_TABLE"
 	// EnvKeyLimit and EnvIPLimit are the per-key and per-IP requests per
-	// minute (decisions.md: 100 and 300).
+	// minute (docs/api.md: 100 and 300).
 	EnvKeyLimit = "DOCLIB_KEY_LIMIT"
 	EnvIPLimit  = "DOCLIB_IP_LIMIT"
 	// EnvCustomer is the stack's customer, for the authorizer: it is part of
@@ -78,7 +78,7 @@ const (
 
 // The embedded search tier on Lambda (infra -c search=embedded): the indexer
 // publishes snapshots of the search index to a bucket, and the search
-// function serves the newest (docs/search-tiers.md).
+// function serves the newest (infra/README.md, "Search tiers").
 const (
 	// EnvSnapshotBucket is the S3 bucket of the snapshots; with EnvSearch
 	// "embedded" the functions use it instead of OpenSearch.
