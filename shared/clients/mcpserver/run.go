@@ -66,8 +66,13 @@ func Run(ctx context.Context, o Options) error {
 func serveStdio(ctx context.Context, s *mcp.Server, in io.Reader, out io.Writer, log *slog.Logger) error {
 	// The streams stay the caller's: closing the session must not close
 	// them (the SDK stops reading on Close even while a Read is blocked).
-	w := &lockedWriter{w: out}
-	t := &mcp.IOTransport{Reader: io.NopCloser(newMessages(in, w, log)), Writer: nopWriteCloser{w}}
+	// The end of input waits for the answers of every request read
+	// (inflight.go).
+	f := newInflight()
+	w := &lockedWriter{w: out, inflight: f}
+	msgs := newMessages(in, w, log)
+	msgs.inflight = f
+	t := &mcp.IOTransport{Reader: io.NopCloser(msgs), Writer: nopWriteCloser{w}}
 	ss, err := s.Connect(ctx, t, nil)
 	if err != nil {
 		return fmt.Errorf("mcpserver: start the stdio session: %w", err)

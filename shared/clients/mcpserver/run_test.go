@@ -1,8 +1,10 @@
 package mcpserver
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"regexp"
@@ -200,5 +202,45 @@ func TestRunOverStdio(t *testing.T) {
 func TestRunNeedsAClient(t *testing.T) {
 	if err := Run(context.Background(), Options{}); err == nil {
 		t.Error("Run without a client did not fail")
+	}
+}
+
+// TestRunAnswersWhatCameBeforeStdinClosed: a client that writes its
+// requests and closes stdin at once (a script piping a file into doclib
+// mcp) gets every answer before the server ends, not just initialize's.
+func TestRunAnswersWhatCameBeforeStdinClosed(t *testing.T) {
+	a := newAPI(t)
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"list_libraries","arguments":{}}}`,
+	}, "\n") + "\n"
+	var out bytes.Buffer
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(context.Background(), Options{Client: newClient(t, a.URL, keyFull), Version: "test",
+			Stdin: strings.NewReader(in), Stdout: &out})
+	}()
+	if err := wait(t, done); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	answered := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Result json.RawMessage `json:"result"`
+		}
+		if json.Unmarshal([]byte(line), &m) == nil && m.Result != nil {
+			answered[string(m.ID)] = string(m.Result)
+		}
+	}
+	for _, id := range []string{"1", "2", "3"} {
+		if _, ok := answered[id]; !ok {
+			t.Errorf("request %s was not answered before the server ended; it wrote:\n%s", id, out.String())
+		}
+	}
+	if !strings.Contains(answered["3"], "lib_it") {
+		t.Errorf("list_libraries answered %s, want the libraries", answered["3"])
 	}
 }

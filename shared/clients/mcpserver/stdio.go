@@ -31,6 +31,9 @@ type messages struct {
 	max     int    // bytes in a line, within the SDK's own frame limit
 	pending []byte // the line being passed on, with its newline
 	err     error  // in's error, returned once pending is passed on
+	// inflight, when not nil, holds in's end back until every request
+	// passed on has been answered.
+	inflight *inflight
 }
 
 func newMessages(in io.Reader, out io.Writer, log *slog.Logger) *messages {
@@ -40,6 +43,9 @@ func newMessages(in io.Reader, out io.Writer, log *slog.Logger) *messages {
 func (m *messages) Read(p []byte) (int, error) {
 	for len(m.pending) == 0 {
 		if m.err != nil {
+			if m.inflight != nil {
+				m.inflight.drain(drainWait)
+			}
 			return 0, m.err
 		}
 		var line []byte
@@ -87,6 +93,9 @@ func (m *messages) check(line []byte, tooLong bool) error {
 		code, msg = jsonrpc.CodeInvalidRequest, "Invalid Request: the JSON is not a JSON-RPC 2.0 message"
 	default:
 		m.pending = append(line, '\n')
+		if m.inflight != nil {
+			m.inflight.read(line)
+		}
 		return nil
 	}
 	m.log.Warn("mcp: answered a line that is not a message with an error", "code", code, "bytes", len(line))
@@ -139,12 +148,17 @@ func requestID(line []byte) json.RawMessage {
 // writes a message in one Write, and so does messages, so their lines never
 // interleave.
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu       sync.Mutex
+	w        io.Writer
+	inflight *inflight // told of each answer written, when not nil
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(p)
+	n, err := l.w.Write(p)
+	if l.inflight != nil && err == nil {
+		l.inflight.wrote(p)
+	}
+	return n, err
 }
