@@ -15,6 +15,8 @@ import (
 
 	"github.com/doclib/doclib/shared/api"
 	"github.com/doclib/doclib/shared/clients/client"
+
+	doclib "github.com/doclib/doclib/shared"
 )
 
 // isTerminal says whether w is a terminal.
@@ -88,11 +90,9 @@ func (a *app) day(t api.Time) string {
 	return day(t)
 }
 
+// plural is a count with its word: "1 document", "3 documents".
 func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
+	return fmt.Sprintf("%d %s", n, doclib.Plural(n, one, many))
 }
 
 // footer says where a page is in a list: "page 2 of 7 (131 documents) —

@@ -150,7 +150,7 @@ func (s *server) rateLimited(w http.ResponseWriter, r *http.Request, q doclib.Qu
 	w.Header().Set("Retry-After", strconv.Itoa(wait))
 	s.writeError(w, r, doclib.Errorf(doclib.ERateLimited,
 		"Too many requests from %s: the limit is %d per %s. Wait %d %s (see Retry-After) and retry.",
-		who, limit, windowWords(s.Window), wait, plural(wait, "second", "seconds")))
+		who, limit, windowWords(s.Window), wait, doclib.Plural(wait, "second", "seconds")))
 }
 
 func windowWords(d time.Duration) string {
@@ -158,13 +158,6 @@ func windowWords(d time.Duration) string {
 		return "minute"
 	}
 	return d.String()
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // authenticate finds who the request acts for and puts the principal in the

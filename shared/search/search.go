@@ -399,12 +399,12 @@ func (s *Searcher) Search(ctx context.Context, r Request) (*Response, error) {
 // the filters held, what the list is, and how to do better.
 func guidance(r Request, matched int, dropped bool) []string {
 	filters := describeFilter(r.Filter)
-	them := plural(filterCount(r.Filter), "that filter", "those filters")
+	them := doclib.Plural(filterCount(r.Filter), "that filter", "those filters")
 	var what string
 	if matched == 0 {
 		what = fmt.Sprintf("No document matched %q by its words, a close spelling or its meaning.", r.Text)
 	} else {
-		what = fmt.Sprintf("%d %s matched %q, but none with %s.", matched, plural(matched, "document", "documents"), r.Text, filters)
+		what = fmt.Sprintf("%d %s matched %q, but none with %s.", matched, doclib.Plural(matched, "document", "documents"), r.Text, filters)
 	}
 	switch {
 	case dropped:
@@ -445,11 +445,4 @@ func filterCount(f Filter) int {
 		}
 	}
 	return n
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

@@ -505,21 +505,14 @@ func recordingGuidance(plan doclib.Plan, linked, private int) string {
 		return ""
 	case plan == doclib.PlanIndividual:
 		return fmt.Sprintf("This document was written from %d %s, but the workspace is on the Individual plan, where recordings cannot be shared, so none can be read here. The document's own content is the authoritative account.",
-			linked, plural(linked, "recording", "recordings"))
+			linked, doclib.Plural(linked, "recording", "recordings"))
 	case private == linked:
 		return fmt.Sprintf("All %d %s behind this document are private. Recordings stay private until a member shares them from the desktop app; until then the document's own content is the authoritative account.",
-			linked, plural(linked, "recording", "recordings"))
+			linked, doclib.Plural(linked, "recording", "recordings"))
 	default:
 		return fmt.Sprintf("%d of the %d recordings behind this document %s private and not listed. Recordings stay private until a member shares them from the desktop app.",
-			private, linked, plural(private, "is", "are"))
+			private, linked, doclib.Plural(private, "is", "are"))
 	}
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // edgesOut is a document's edges inside the principal's scope: an edge whose

@@ -8,6 +8,8 @@ import (
 
 	"github.com/doclib/doclib/shared/api"
 	"github.com/doclib/doclib/shared/clients/render"
+
+	doclib "github.com/doclib/doclib/shared"
 )
 
 // excerptLen bounds an excerpt: enough for an agent to judge a hit without
@@ -97,8 +99,8 @@ func pageLine(one, many string, n, total, page, pageSize int) string {
 	case total == 0:
 		return "no " + many + "."
 	case n == 0:
-		return fmt.Sprintf("page %d is past the end: there %s %d %s (%d per page).", page, plural(total, "is", "are"), total,
-			plural(total, one, many), pageSize)
+		return fmt.Sprintf("page %d is past the end: there %s %d %s (%d per page).", page, doclib.Plural(total, "is", "are"), total,
+			doclib.Plural(total, one, many), pageSize)
 	case total == 1 && page == 1:
 		return "1 " + one + "."
 	}
@@ -125,7 +127,7 @@ func day(t api.Time) string {
 
 // count writes n with its noun in the singular or plural.
 func count(n int, one, many string) string {
-	return fmt.Sprintf("%d %s", n, plural(n, one, many))
+	return fmt.Sprintf("%d %s", n, doclib.Plural(n, one, many))
 }
 
 func capitalise(s string) string {

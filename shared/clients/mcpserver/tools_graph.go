@@ -98,7 +98,7 @@ func traverseText(r *traverseOutput) string {
 				if depth == 0 {
 					b.WriteString("\n## Start\n")
 				} else {
-					fmt.Fprintf(&b, "\n## %d %s away\n", depth, plural(depth, "hop", "hops"))
+					fmt.Fprintf(&b, "\n## %d %s away\n", depth, doclib.Plural(depth, "hop", "hops"))
 				}
 				first = false
 			}

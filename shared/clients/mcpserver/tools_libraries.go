@@ -11,6 +11,8 @@ import (
 
 	"github.com/doclib/doclib/shared/api"
 	"github.com/doclib/doclib/shared/clients/render"
+
+	doclib "github.com/doclib/doclib/shared"
 )
 
 // listLibrariesInput takes nothing.
@@ -75,7 +77,7 @@ func (t *tools) listLibraries(ctx context.Context, _ *mcp.CallToolRequest, _ lis
 	if len(libs.Libraries) == 0 {
 		b.WriteString("This API key sees no library.\n")
 	} else {
-		fmt.Fprintf(&b, "%d %s visible to this API key:\n", len(libs.Libraries), plural(len(libs.Libraries), "library", "libraries"))
+		fmt.Fprintf(&b, "%d %s visible to this API key:\n", len(libs.Libraries), doclib.Plural(len(libs.Libraries), "library", "libraries"))
 	}
 	for _, l := range libs.Libraries {
 		fmt.Fprintf(&b, "\n## %s (%s)\n%s", render.Clean(l.Name), render.Clean(l.ID), count(l.DocumentCount, "document", "documents"))
@@ -156,11 +158,4 @@ func (t *tools) getLibrary(ctx context.Context, _ *mcp.CallToolRequest, in getLi
 	}
 	b.WriteString("\nPass these names as the category, tag or application filter of list_documents or search_documents.\n")
 	return textResult(b.String()), out, nil
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

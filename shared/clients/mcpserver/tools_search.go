@@ -119,7 +119,7 @@ func searchText(r *searchOutput) string {
 		}
 		b.WriteString("\n")
 	} else {
-		fmt.Fprintf(&b, "Search %q: %d %s", r.Query, r.Total, plural(r.Total, "result", "results"))
+		fmt.Fprintf(&b, "Search %q: %d %s", r.Query, r.Total, doclib.Plural(r.Total, "result", "results"))
 		if r.MatchedTotal != r.Total {
 			fmt.Fprintf(&b, " after filters (%d matched before them)", r.MatchedTotal)
 		}

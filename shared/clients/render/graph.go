@@ -13,8 +13,8 @@ import (
 // order (most active first) with its outgoing edges indented under it, and a
 // note when the API's cap truncated the graph.
 func GraphTree(w io.Writer, g *api.Graph) {
-	fmt.Fprintf(w, "%d %s and %d %s, most active first.\n", len(g.Documents), plural(len(g.Documents), "document", "documents"),
-		len(g.Edges), plural(len(g.Edges), "edge", "edges"))
+	fmt.Fprintf(w, "%d %s and %d %s, most active first.\n", len(g.Documents), doclib.Plural(len(g.Documents), "document", "documents"),
+		len(g.Edges), doclib.Plural(len(g.Edges), "edge", "edges"))
 	if g.Truncated {
 		fmt.Fprintf(w, "Truncated: the API sends at most %d documents and %d edges, the most active first; the rest of the library is not shown.\n",
 			doclib.GraphMaxDocuments, doclib.GraphMaxEdges)
@@ -25,7 +25,7 @@ func GraphTree(w io.Writer, g *api.Graph) {
 	}
 	for _, d := range g.Documents {
 		fmt.Fprintf(w, "\n%s (%s)", orUntitled(d.Title), Clean(d.ID))
-		fmt.Fprintf(w, " · %d %s", d.RecordingCount, plural(d.RecordingCount, "recording", "recordings"))
+		fmt.Fprintf(w, " · %d %s", d.RecordingCount, doclib.Plural(d.RecordingCount, "recording", "recordings"))
 		if d.Category != "" {
 			fmt.Fprintf(w, " · %s", Clean(d.Category))
 		}
@@ -50,7 +50,7 @@ func GraphDOT(w io.Writer, g *api.Graph, name string) {
 	fmt.Fprintln(w, "  rankdir=LR;")
 	fmt.Fprintln(w, `  node [shape=box, style=rounded];`)
 	for _, d := range g.Documents {
-		tip := fmt.Sprintf("%s · %d %s", d.ID, d.RecordingCount, plural(d.RecordingCount, "recording", "recordings"))
+		tip := fmt.Sprintf("%s · %d %s", d.ID, d.RecordingCount, doclib.Plural(d.RecordingCount, "recording", "recordings"))
 		if d.Category != "" {
 			tip += " · " + d.Category
 		}

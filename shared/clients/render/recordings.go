@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/doclib/doclib/shared/api"
+
+	doclib "github.com/doclib/doclib/shared"
 )
 
 // Recordings writes a page of the recordings behind a document: how many are
@@ -25,7 +27,7 @@ func Recordings(w io.Writer, r *api.SourceRecordings) {
 		fmt.Fprintln(w, "The one recording behind this document is shared.")
 	default:
 		fmt.Fprintf(w, "%d of the %d recordings behind this document %s shared (%d private).\n",
-			r.Total, r.LinkedTotal, plural(r.Total, "is", "are"), r.PrivateTotal)
+			r.Total, r.LinkedTotal, doclib.Plural(r.Total, "is", "are"), r.PrivateTotal)
 	}
 	if r.Guidance != "" {
 		item(w, "", r.Guidance)

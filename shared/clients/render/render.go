@@ -13,6 +13,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/doclib/doclib/shared/api"
+
+	doclib "github.com/doclib/doclib/shared"
 )
 
 // Content writes a document's content in the order of its template's
@@ -180,7 +182,7 @@ func Document(w io.Writer, d *api.Document) error {
 		fmt.Fprintln(w, strings.Join(facts, " · "))
 	}
 	fmt.Fprintf(w, "Recorded %d %s on %d %s, last seen %s; updated %s\n\n",
-		d.RecordingCount, plural(d.RecordingCount, "time", "times"), d.DeviceCount, plural(d.DeviceCount, "device", "devices"),
+		d.RecordingCount, doclib.Plural(d.RecordingCount, "time", "times"), d.DeviceCount, doclib.Plural(d.DeviceCount, "device", "devices"),
 		day(d.LastSeen), day(d.UpdatedAt))
 	var body bytes.Buffer
 	wrote, err := writeContent(&body, d.Content, d.Schema)
@@ -223,16 +225,9 @@ func EdgeNote(label, edgeType string, support int, low bool) string {
 	case edgeType == "semantic":
 		return label + ", related by meaning"
 	case low:
-		return fmt.Sprintf("%s, seen in %d %s (low confidence)", label, support, plural(support, "recording", "recordings"))
+		return fmt.Sprintf("%s, seen in %d %s (low confidence)", label, support, doclib.Plural(support, "recording", "recordings"))
 	}
-	return fmt.Sprintf("%s, seen in %d %s", label, support, plural(support, "recording", "recordings"))
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
+	return fmt.Sprintf("%s, seen in %d %s", label, support, doclib.Plural(support, "recording", "recordings"))
 }
 
 // day is a timestamp's date, or "-" when the API sent none (as the CLI's

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/doclib/doclib/shared/api"
+
+	doclib "github.com/doclib/doclib/shared"
 )
 
 // SearchResults writes a page of search results: a warning first when the
@@ -39,9 +41,9 @@ func SearchResults(w io.Writer, r *api.SearchResults) {
 
 func searchCounts(r *api.SearchResults) string {
 	if r.LowConfidence {
-		return fmt.Sprintf("%d %s suggested.", r.Total, plural(r.Total, "document", "documents"))
+		return fmt.Sprintf("%d %s suggested.", r.Total, doclib.Plural(r.Total, "document", "documents"))
 	}
-	s := fmt.Sprintf("%d %s", r.Total, plural(r.Total, "result", "results"))
+	s := fmt.Sprintf("%d %s", r.Total, doclib.Plural(r.Total, "result", "results"))
 	if r.MatchedTotal != r.Total {
 		s += fmt.Sprintf(" (%d matched before the filters)", r.MatchedTotal)
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/doclib/doclib/shared/api"
+
+	doclib "github.com/doclib/doclib/shared"
 )
 
 // Traversal writes a walk of the graph as a tree indented by depth: the root
@@ -19,8 +21,8 @@ func Traversal(w io.Writer, t *api.Traversal) {
 	if t.Label != nil {
 		label = fmt.Sprintf("label %q", *t.Label)
 	}
-	fmt.Fprintf(w, "%d %s within %d %s of %s (direction %s, %s):\n\n", len(t.Nodes), plural(len(t.Nodes), "document", "documents"),
-		t.MaxDepth, plural(t.MaxDepth, "hop", "hops"), Clean(t.RootDocumentID), Clean(t.Direction), label)
+	fmt.Fprintf(w, "%d %s within %d %s of %s (direction %s, %s):\n\n", len(t.Nodes), doclib.Plural(len(t.Nodes), "document", "documents"),
+		t.MaxDepth, doclib.Plural(t.MaxDepth, "hop", "hops"), Clean(t.RootDocumentID), Clean(t.Direction), label)
 
 	depth := map[string]int{}
 	byID := map[string]api.TraverseNode{}
