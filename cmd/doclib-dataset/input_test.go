@@ -172,3 +172,58 @@ func TestSymbolicLinksOutsideTheFolderAreRefused(t *testing.T) {
 		}
 	})
 }
+
+func TestOutIsNotReplacedWithoutForce(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "my-data.json")
+	if err := os.WriteFile(out, []byte("keep me"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"from-markdown", filepath.Join(examples, "markdown"), "--out", out}
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), args, &stdout, &stderr, fixed); code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	if want := out + " already exists; pass --force to replace it"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr:\n%s\nwant it to contain %q", stderr.String(), want)
+	}
+	if b, _ := os.ReadFile(out); string(b) != "keep me" {
+		t.Errorf("the file was changed: %.40q", b)
+	}
+
+	// A link at --out is refused too, and its target left alone.
+	target := filepath.Join(dir, "target.json")
+	os.WriteFile(target, []byte("keep me"), 0o644)
+	os.Symlink(target, filepath.Join(dir, "link.json"))
+	stderr.Reset()
+	if code := run(context.Background(), []string{"from-csv", filepath.Join(examples, "steps.csv"), "-o", filepath.Join(dir, "link.json")}, &stdout, &stderr, fixed); code != 1 {
+		t.Errorf("link: exit %d, want 1: %s", code, stderr.String())
+	}
+	if b, _ := os.ReadFile(target); string(b) != "keep me" {
+		t.Errorf("the link's target was changed: %.40q", b)
+	}
+
+	stderr.Reset()
+	if code := run(context.Background(), append(args, "--force"), &stdout, &stderr, fixed); code != 0 {
+		t.Fatalf("--force: exit %d: %s", code, stderr.String())
+	}
+	secret(t, out)
+	if st, err := os.Stat(out); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("--force: %v, mode %v, want 0600", err, st.Mode())
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 3 {
+		t.Errorf("%d files in the folder, want my-data.json, target.json and link.json", len(entries))
+	}
+}
+
+func TestHelpSaysTheFileHoldsALiveKey(t *testing.T) {
+	for _, cmd := range []string{"from-markdown", "from-csv"} {
+		var stdout, stderr bytes.Buffer
+		run(context.Background(), []string{cmd, "--help"}, &stdout, &stderr, fixed)
+		for _, want := range []string{"holds a live API key", "out of version control", "--force replaces it"} {
+			if !strings.Contains(stdout.String(), want) {
+				t.Errorf("%s --help lacks %q:\n%s", cmd, want, stdout.String())
+			}
+		}
+	}
+}
