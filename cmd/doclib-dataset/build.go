@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"regexp"
 	"time"
 
@@ -118,8 +120,9 @@ func withSources(err error, docs []doc) error {
 	return &out
 }
 
-// write writes the data set as indented JSON to path, or to stdout.
-func write(f *dataset.File, path string, stdout, stderr io.Writer, o options) error {
+// write writes the data set as indented JSON to path, or to stdout. An
+// existing file is replaced only with force, and then whole or not at all.
+func write(f *dataset.File, path string, force bool, stdout, stderr io.Writer, o options) error {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -134,8 +137,8 @@ func write(f *dataset.File, path string, stdout, stderr io.Writer, o options) er
 		}
 	} else {
 		where = path
-		if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
-			return unreadable(path, err)
+		if err := writeFile(path, b.Bytes(), force); err != nil {
+			return err
 		}
 	}
 	fmt.Fprintf(stderr, "Wrote %d libraries and %d documents to %s.\n", len(f.Libraries), len(f.Documents), where)
@@ -144,6 +147,63 @@ func write(f *dataset.File, path string, stdout, stderr io.Writer, o options) er
 	}
 	if path != "" {
 		fmt.Fprintf(stderr, "Serve it with: go run ./cmd/doclib-server --data %s\n", path)
+	}
+	return nil
+}
+
+// exists refuses path when it is there (a file, a folder or a link) and
+// force is not set.
+func exists(path string, force bool) error {
+	if force {
+		return nil
+	}
+	if _, err := os.Lstat(path); err == nil {
+		return fmt.Errorf("%s already exists; pass --force to replace it, or give another --out", path)
+	}
+	return nil
+}
+
+// writeFile writes data to path, readable by its owner only (it may hold a
+// live key). Without force it creates the file and fails if it is there; with
+// force it writes a temporary file beside path and renames it into place, so
+// that a failed run leaves the old file, never half a file.
+func writeFile(path string, data []byte, force bool) (err error) {
+	if !force {
+		file, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, fs.ErrExist) {
+			return exists(path, false)
+		}
+		if err != nil {
+			return unreadable(path, err)
+		}
+		_, err = file.Write(data)
+		if cerr := file.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(path)
+			return fmt.Errorf("%s cannot be written: %w", path, err)
+		}
+		return nil
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return unreadable(path, err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err = tmp.Write(data); err != nil {
+		return fmt.Errorf("%s cannot be written: %w", path, err)
+	}
+	if err = tmp.Close(); err != nil {
+		return fmt.Errorf("%s cannot be written: %w", path, err)
+	}
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("%s cannot be written: %w", path, err)
 	}
 	return nil
 }

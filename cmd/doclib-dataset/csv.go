@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -18,12 +19,14 @@ var csvColumns = []string{"library", "title", "step", "category", "tags", "appli
 // category, tags, applications and summary may be given on any of its rows,
 // but only one value each.
 func readCSV(path string) ([]doc, error) {
-	file, err := os.Open(path)
+	src, err := os.ReadFile(path)
 	if err != nil {
 		return nil, unreadable(path, err)
 	}
-	defer file.Close()
-	r := csv.NewReader(file)
+	if err := checkUTF8(path, src); err != nil {
+		return nil, err
+	}
+	r := csv.NewReader(bytes.NewReader(src))
 	header, err := r.Read()
 	if err != nil {
 		return nil, csvError(path, err)

@@ -62,6 +62,7 @@ data-set file with the same loader they use.`,
 // source is one way to read documents: a subcommand reading its argument.
 type source struct {
 	use, short, example string
+	long                string // what the source's reader refuses, for --help
 	read                func(path string) ([]doc, error)
 }
 
@@ -69,7 +70,12 @@ var markdownCommand = source{
 	use:   "from-markdown DIR",
 	short: "Make a data set from a folder of Markdown files, one document per file",
 	example: `  doclib-dataset from-markdown docs/examples/markdown --out my-data.json
-  doclib-dataset from-markdown ./runbooks --workspace ws_acme --workspace-name Acme --out acme.json`,
+  doclib-dataset from-markdown ./runbooks --workspace ws_acme --workspace-name Acme --out ~/acme.json`,
+	long: `Each .md file below DIR, in any depth of folders, is one document (docs/dataset.md).
+A file that is not UTF-8 is refused by file and line, and so is a line with more
+than 32 quotes or lists nested in it. A symbolic link whose target is outside DIR
+is refused; a link to a .md file inside DIR is read, a link to a folder is not
+followed.`,
 	read: readMarkdown,
 }
 
@@ -77,15 +83,25 @@ var csvCommand = source{
 	use:     "from-csv FILE",
 	short:   "Make a data set from a CSV file with one row per step",
 	example: `  doclib-dataset from-csv docs/examples/steps.csv --out my-data.json`,
-	read:    readCSV,
+	long: `A header line, then one row per step (docs/dataset.md). A file that is not UTF-8
+is refused by line.`,
+	read: readCSV,
 }
 
 func fromCommand(stdout, stderr io.Writer, now func() time.Time, s source) *cobra.Command {
 	var o options
 	var out string
+	var force bool
 	cmd := &cobra.Command{
-		Use:     s.use,
-		Short:   s.short,
+		Use:   s.use,
+		Short: s.short,
+		Long: s.short + ".\n\n" + s.long + `
+
+Unless --no-key, the data set holds a live API key (key_local, for every
+library, with a new random secret written nowhere else): keep the file private
+and out of version control. .gitignore covers my-data.json at the top of the
+checkout; write any other name outside the checkout. --out refuses a file that
+exists; --force replaces it.`,
 		Example: s.example,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
@@ -94,6 +110,11 @@ func fromCommand(stdout, stderr io.Writer, now func() time.Time, s source) *cobr
 			return nil
 		},
 		RunE: func(_ *cobra.Command, args []string) error {
+			if out != "" {
+				if err := exists(out, force); err != nil {
+					return err
+				}
+			}
 			docs, err := s.read(args[0])
 			if err != nil {
 				return err
@@ -103,11 +124,12 @@ func fromCommand(stdout, stderr io.Writer, now func() time.Time, s source) *cobr
 			if err != nil {
 				return err
 			}
-			return write(f, out, stdout, stderr, o)
+			return write(f, out, force, stdout, stderr, o)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&out, "out", "o", "", "write the data set to `FILE` (default: standard output)")
+	fl.StringVarP(&out, "out", "o", "", "write the data set to `FILE`, readable by you only (default: standard output); an existing FILE is refused")
+	fl.BoolVar(&force, "force", false, "replace the --out file if it exists")
 	fl.StringVar(&o.workspaceID, "workspace", "ws_local", "the workspace's `ID` (ws_ and 1 to 64 letters, digits, _ or -)")
 	fl.StringVar(&o.workspaceName, "workspace-name", "Local", "the workspace's `NAME`")
 	fl.BoolVar(&o.noKey, "no-key", false, "write no API key (make keys later with doclib-admin keys create)")

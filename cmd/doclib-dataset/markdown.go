@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
@@ -18,6 +19,11 @@ import (
 // readMarkdown reads every .md file below dir, in name order, one document
 // each. A file's library is its front matter's, or else the name of the
 // folder it is in (dir itself for files at the top).
+//
+// A symbolic link below dir whose target is outside dir is refused, whatever
+// it points to: the data set is made from what is in the folder. A link to a
+// .md file inside dir is read as that file under the link's name; a link to a
+// folder is not followed (its files are read where they are).
 func readMarkdown(dir string) ([]doc, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
@@ -26,15 +32,50 @@ func readMarkdown(dir string) ([]doc, error) {
 	if !st.IsDir() {
 		return nil, usageError{fmt.Errorf("%s is a file; from-markdown takes a folder of .md files (for a CSV, use from-csv)", dir)}
 	}
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil, unreadable(dir, err)
+	}
+	if root, err = filepath.Abs(root); err != nil {
+		return nil, unreadable(dir, err)
+	}
+	walk := dir
+	if lst, err := os.Lstat(dir); err == nil && lst.Mode()&fs.ModeSymlink != 0 {
+		walk += string(filepath.Separator) // WalkDir walks the folder a link given as dir points to only so
+	}
 	var docs []doc
-	err = filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
+	err = filepath.WalkDir(walk, func(path string, e fs.DirEntry, err error) error {
 		if err != nil {
 			return unreadable(path, err)
 		}
-		if e.IsDir() || !strings.EqualFold(filepath.Ext(path), ".md") {
+		md := strings.EqualFold(filepath.Ext(path), ".md")
+		read := path
+		if e.Type()&fs.ModeSymlink != 0 {
+			target, err := filepath.EvalSymlinks(path)
+			if err != nil {
+				if md {
+					return fmt.Errorf("%s is a symbolic link that cannot be followed: %w", path, err)
+				}
+				return nil
+			}
+			if target, err = filepath.Abs(target); err != nil {
+				return unreadable(path, err)
+			}
+			if rel, err := filepath.Rel(root, target); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				return fmt.Errorf("%s is a symbolic link to %s, outside %s; from-markdown reads only the folder it is given: copy the file in, or remove the link", path, target, dir)
+			}
+			if st, err := os.Stat(target); err != nil || st.IsDir() {
+				return nil
+			}
+			read = target
+		}
+		if e.IsDir() || !md {
 			return nil
 		}
-		src, err := os.ReadFile(path)
+		if !utf8.ValidString(filepath.Base(filepath.Dir(path))) {
+			return fmt.Errorf("%s: the folder name is not UTF-8, and it would be the library's name; rename the folder", path)
+		}
+		src, err := os.ReadFile(read)
 		if err != nil {
 			return unreadable(path, err)
 		}
@@ -65,6 +106,12 @@ var frontMatterKeys = []string{"library", "category", "tags", "applications"}
 // steps from the first numbered list.
 func markdownDoc(path string, src []byte) (doc, error) {
 	d := doc{where: path}
+	if err := checkUTF8(path, src); err != nil {
+		return d, err
+	}
+	if err := checkNesting(path, src); err != nil {
+		return d, err
+	}
 	body, offset, err := frontMatter(path, src, &d)
 	if err != nil {
 		return d, err
