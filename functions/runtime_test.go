@@ -24,6 +24,7 @@ import (
 	"github.com/doclib/doclib/internal/dynalitetest"
 	"github.com/doclib/doclib/internal/fakeopensearch"
 	"github.com/doclib/doclib/shared/aws/lambdaapp"
+	"github.com/doclib/doclib/shared/aws/lambdabuild"
 	"github.com/doclib/doclib/shared/backend/dynamo"
 	"github.com/doclib/doclib/shared/backend/offline"
 	"github.com/doclib/doclib/shared/backend/opensearch"
@@ -37,13 +38,14 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// build compiles ./functions/<name> into dir for goos/goarch with the deploy's
-// flags and returns the binary's path.
+// build compiles ./functions/<name> into dir for goos/goarch with the
+// deploy's command line (goos is linux but for a run on another host) and
+// returns the binary's path.
 func build(t testing.TB, name, dir, goos, goarch string) string {
 	t.Helper()
 	out := filepath.Join(dir, name)
-	cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w", "-o", out, "./"+name)
-	cmd.Env = append(os.Environ(), "GOOS="+goos, "GOARCH="+goarch, "CGO_ENABLED=0")
+	cmd := lambdabuild.Command("./"+name, out, goarch)
+	cmd.Env = append(cmd.Env, "GOOS="+goos) // the last value of a name wins
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build %s for %s/%s: %v\n%s", name, goos, goarch, err, b)
 	}

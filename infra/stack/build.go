@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/doclib/doclib/shared/aws/lambdabuild"
 	"github.com/doclib/doclib/shared/settings"
 )
 
@@ -61,18 +62,12 @@ func buildOne(root, dir, name string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("build function %s: %w", name, err)
 	}
-	// lambda.norpc drops the RPC mode only the go1.x runtime used; -trimpath
-	// and -buildvcs=false make the binary depend on the code alone, so that
-	// its asset hash, and with it the deployed function, changes only when
-	// the code does (not with every commit or checkout path).
-	cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-buildvcs=false",
-		"-ldflags=-s -w", "-o", filepath.Join(dir, "bootstrap"), "./functions/"+name)
-	cmd.Dir = root
 	arch := "arm64" // Lambda's; the stand-in (internal/standin) builds for the host to run them here
 	if a := os.Getenv(settings.EnvLambdaArch); a != "" {
 		arch = a
 	}
-	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+arch, "CGO_ENABLED=0")
+	cmd := lambdabuild.Command("./functions/"+name, filepath.Join(dir, "bootstrap"), arch)
+	cmd.Dir = root
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -18,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/doclib/doclib/shared/aws/lambdabuild"
 )
 
 // binaries are the test functions of testdata, built as the deploy builds
@@ -38,9 +39,7 @@ func TestMain(m *testing.M) {
 		defer os.RemoveAll(dir)
 		for _, name := range []string{"fn", "raw"} {
 			out := filepath.Join(dir, name, "bootstrap")
-			cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w", "-o", out, "./testdata/"+name)
-			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-			if b, err := cmd.CombinedOutput(); err != nil {
+			if b, err := lambdabuild.Command("./testdata/"+name, out, runtime.GOARCH).CombinedOutput(); err != nil {
 				fmt.Fprintf(os.Stderr, "build testdata/%s: %v\n%s", name, err, b)
 				return 1
 			}
