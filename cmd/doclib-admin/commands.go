@@ -34,11 +34,12 @@ import (
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, tty bool) int {
 	root, a := newRoot(ctx, getenv, stdout, stderr, tty)
 	root.SetArgs(args)
-	err := a.explain(ctx, root.ExecuteContext(ctx))
+	cmd, err := root.ExecuteContextC(ctx)
+	err = a.explain(ctx, err)
 	if err != nil {
 		fmt.Fprintln(stderr, "doclib-admin:", err)
 		if exitCode(err) == exitUsage {
-			fmt.Fprintln(stderr, "Run 'doclib-admin --help' for usage.")
+			fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
 		}
 	}
 	return exitCode(err)
@@ -79,7 +80,36 @@ AWS_ENDPOINT_URL_DYNAMODB to point at a local DynamoDB such as dynalite.`,
 	root.PersistentFlags().StringVar(&a.table, "table", getenv(settings.EnvTable), "DynamoDB table `NAME` (env "+settings.EnvTable+")")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return explainFlag(err) })
 	root.AddCommand(a.createTableCmd(), a.importCmd(), a.reindexCmd(), a.keysCmd(), a.workspacesCmd(), a.evalCmd())
+	refuseUnknownSubcommands(root)
 	return root, a
+}
+
+// refuseUnknownSubcommands makes every command that only groups others (the
+// root, keys, workspaces) refuse an unknown subcommand as a usage error, with
+// cobra's suggestion, and show its help when given none. Left alone, cobra
+// checks subcommands at the root only, and there as a plain error (exit 1):
+// "keys crate" printed the keys help and exited 0, so a script's typo passed
+// for success.
+func refuseUnknownSubcommands(cmd *cobra.Command) {
+	if cmd.HasSubCommands() && !cmd.Runnable() {
+		cmd.Args = func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return nil
+			}
+			msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+			if cmd.SuggestionsMinimumDistance <= 0 {
+				cmd.SuggestionsMinimumDistance = 2 // cobra's own default for the root
+			}
+			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+				msg += "\n\nDid you mean this?\n\t" + strings.Join(s, "\n\t")
+			}
+			return usageError{errors.New(msg)}
+		}
+		cmd.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+	}
+	for _, c := range cmd.Commands() {
+		refuseUnknownSubcommands(c)
+	}
 }
 
 func (a *app) connect(ctx context.Context) (*dynamo.Table, error) {

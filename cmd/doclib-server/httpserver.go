@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"net"
 	"net/http"
 	"time"
 )
@@ -24,7 +25,8 @@ type serverLimits struct {
 	// Idle is how long a kept-alive connection waits for its next request.
 	Idle time.Duration
 	// MaxHeaderBytes caps the request line and headers; beyond it net/http
-	// answers 431 itself (a plain-text body, not the API's error shape).
+	// answers 431 itself, which the listener rewrites into the API's error
+	// shape (refusals.go).
 	MaxHeaderBytes int
 }
 
@@ -40,10 +42,22 @@ func (l serverLimits) handlerBudget() time.Duration {
 	return l.Write - min(2*time.Second, l.Write/4)
 }
 
+// httpServer is an http.Server whose Serve answers the requests net/http
+// refuses itself in the API's error shape (refusals.go).
+type httpServer struct {
+	*http.Server
+	logger *slog.Logger
+}
+
+// Serve serves connections from ln until the server is shut down.
+func (s httpServer) Serve(ln net.Listener) error {
+	return s.Server.Serve(refusalListener{Listener: ln, maxHeaderBytes: s.MaxHeaderBytes, logger: s.logger})
+}
+
 // newHTTPServer serves h within l.
-func newHTTPServer(h http.Handler, l serverLimits, logger *slog.Logger) *http.Server {
+func newHTTPServer(h http.Handler, l serverLimits, logger *slog.Logger) httpServer {
 	budget := l.handlerBudget()
-	return &http.Server{
+	return httpServer{logger: logger, Server: &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			ctx, cancel := context.WithTimeout(r.Context(), budget)
 			defer cancel()
@@ -55,5 +69,5 @@ func newHTTPServer(h http.Handler, l serverLimits, logger *slog.Logger) *http.Se
 		IdleTimeout:       l.Idle,
 		MaxHeaderBytes:    l.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-	}
+	}}
 }

@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -32,147 +31,23 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			os.Exit(0)
-		}
-		fmt.Fprintln(os.Stderr, "doclib-server:", err)
-		var ue usageError
-		if errors.As(err, &ue) {
-			os.Exit(2)
-		}
-		os.Exit(1)
-	}
+	code := exitCode(run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr), os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
-type usageError struct{ error }
-
-const usage = `Usage: doclib-server [flags]
-
-Serves the doclib read API on a local address from an in-memory store. Without
---data it serves the built-in demo data set and prints demo keys to try.
-
-Examples:
-  go run ./cmd/doclib-server
-  go run ./cmd/doclib-server --addr 127.0.0.1:9090 --key-limit 1000
-  go run ./cmd/doclib-server --data my-data.json
-  AWS_REGION=us-east-1 AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:8000 \
-    go run ./cmd/doclib-server --store dynamodb --table doclib
-  go run ./cmd/doclib-server --search opensearch --opensearch-url http://localhost:9200
-
-Search runs on an embedded engine built at start, or on OpenSearch (--search
-opensearch). Over --store dynamodb the embedded engine follows the table: it
-scans it every --search-poll and re-indexes what changed (docs/search.md). With OpenSearch, the index is rebuilt from the served data at
-start when it does not exist, when --reindex is given, and always for --store
-memory (an in-memory data set lives only in this process).
-
-Flags:
-`
-
-// config is what the flags and environment decide.
-type config struct {
-	data       string
-	store      string
-	table      string
-	search     string
-	embedder   settings.Embedder
-	opensearch settings.OpenSearch
-	reindex    bool
-	rules      settings.Rules
-	addr       string
-	keyLimit   int
-	ipLimit    int
-	window     time.Duration
-	noLimits   bool
-	memoMB     int
-	logFormat  string
-	poll       time.Duration
-}
-
-func envOr(getenv func(string) string, key, def string) string {
-	if v := getenv(key); v != "" {
-		return v
-	}
-	return def
-}
-
-func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
-	var c config
-	fs := flag.NewFlagSet("doclib-server", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, usage)
-		fs.PrintDefaults()
-	}
-	fs.StringVar(&c.data, "data", getenv(settings.EnvData), "data-set `FILE` to serve instead of the demo (env "+settings.EnvData+")")
-	fs.StringVar(&c.store, "store", envOr(getenv, settings.EnvStore, "memory"), "`KIND` of store: memory (a data set in memory) or dynamodb (env "+settings.EnvStore+")")
-	fs.StringVar(&c.table, "table", getenv(settings.EnvTable), "DynamoDB table `NAME` for --store dynamodb; AWS settings from the standard AWS variables (env "+settings.EnvTable+")")
-	addr := getenv(settings.EnvAddr)
-	if addr == "" {
-		addr = "127.0.0.1:8080"
-	}
-	fs.StringVar(&c.addr, "addr", addr, "`HOST:PORT` to listen on; port 0 picks a free one (env "+settings.EnvAddr+")")
-	fs.IntVar(&c.keyLimit, "key-limit", doclib.KeyLimit, "requests per window per API key")
-	fs.IntVar(&c.ipLimit, "ip-limit", doclib.IPLimit, "requests per window per client IP")
-	fs.DurationVar(&c.window, "rate-window", doclib.RateWindow, "length of a rate-limit window")
-	fs.BoolVar(&c.noLimits, "no-rate-limits", false, "serve without rate limits (for load tests)")
-	fs.IntVar(&c.memoMB, "answer-cache", httpapi.DefaultMemoBytes>>20, "`MB` of answers kept for repeated reads of a data set in memory (0 keeps none; never a search's; docs/design.md)")
-	fs.StringVar(&c.logFormat, "log-format", "text", "log format: text or json")
-	fs.StringVar(&c.search, "search", envOr(getenv, settings.EnvSearch, "embedded"), "`KIND` of search backend: embedded (an index built in memory at start) or opensearch (env "+settings.EnvSearch+")")
-	fs.DurationVar(&c.poll, "search-poll", indexer.DefaultPollEvery, "with --store dynamodb and the embedded search engine, the pause between two scans of the table for changes to index")
-	c.embedder.Flags(fs, getenv)
-	c.opensearch.Flags(fs, getenv)
-	fs.BoolVar(&c.reindex, "reindex", false, "with --search opensearch and --store dynamodb, rebuild the index from the table at start")
-	c.rules.Flags(fs, getenv)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return c, err
-		}
-		return c, usageError{err}
-	}
-	switch {
-	case fs.NArg() > 0:
-		return c, usageError{fmt.Errorf("unexpected argument %q; see --help", fs.Arg(0))}
-	case c.keyLimit < 1 || c.ipLimit < 1:
-		return c, usageError{errors.New("--key-limit and --ip-limit must be 1 or more")}
-	case c.window < time.Second:
-		return c, usageError{errors.New("--rate-window must be at least 1s")}
-	case c.logFormat != "text" && c.logFormat != "json":
-		return c, usageError{fmt.Errorf("--log-format must be text or json, not %q", c.logFormat)}
-	case c.store != "memory" && c.store != "dynamodb":
-		return c, usageError{fmt.Errorf("--store must be memory or dynamodb, not %q", c.store)}
-	case c.store == "dynamodb" && c.table == "":
-		return c, usageError{errors.New("--store dynamodb needs --table NAME (and AWS_REGION; AWS_ENDPOINT_URL_DYNAMODB for a local DynamoDB)")}
-	case c.store == "dynamodb" && c.data != "":
-		return c, usageError{errors.New("--data is for --store memory; a DynamoDB table is loaded with doclib-admin import")}
-	case c.search != "embedded" && c.search != "opensearch":
-		return c, usageError{fmt.Errorf("--search must be embedded or opensearch, not %q", c.search)}
-	case c.poll < 100*time.Millisecond:
-		return c, usageError{errors.New("--search-poll must be at least 100ms, e.g. 2s")}
-	case c.reindex && c.search != "opensearch":
-		return c, usageError{errors.New("--reindex is for --search opensearch; the embedded index is always built at start")}
-	}
-	if err := c.embedder.Validate(); err != nil {
-		return c, usageError{err}
-	}
-	if _, err := c.rules.Build(c.embedder.Kind); err != nil { // the overrides' own checks, before any work
-		return c, usageError{err}
-	}
-	if c.search == "opensearch" {
-		if err := c.opensearch.Validate(); err != nil {
-			return c, usageError{err}
-		}
-	}
-	return c, nil
-}
-
-// run is the whole program, so that tests drive the same entry point as main.
+// run is the whole program, so that tests drive the same entry point as main:
+// the command line, then serve.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	c, err := parseFlags(args, getenv, stderr)
-	if err != nil {
-		return err
-	}
+	cmd := newCommand(getenv, stdout, stderr, func(ctx context.Context, c config) error {
+		return serve(ctx, c, getenv, stdout, stderr)
+	})
+	cmd.SetArgs(args)
+	return cmd.ExecuteContext(ctx)
+}
+
+// serve serves the API as c says until ctx ends.
+func serve(ctx context.Context, c config, getenv func(string) string, stdout, stderr io.Writer) error {
 	help, err := settings.AccountHelpFromEnv(getenv)
 	if err != nil {
 		return usageError{err}

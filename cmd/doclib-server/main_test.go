@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -170,10 +169,10 @@ func TestUsageErrors(t *testing.T) {
 			t.Errorf("%v: %v, want a usage error (exit 2)", args, err)
 		}
 	}
-	var help bytes.Buffer
-	err := run(context.Background(), []string{"--help"}, func(string) string { return "" }, io.Discard, &help)
-	if !errors.Is(err, flag.ErrHelp) || !strings.Contains(help.String(), "Examples:") || !strings.Contains(help.String(), "--data") {
-		t.Errorf("--help: %v\n%s", err, help.String())
+	var help, errs bytes.Buffer
+	err := run(context.Background(), []string{"--help"}, func(string) string { return "" }, &help, &errs)
+	if err != nil || !strings.Contains(help.String(), "Examples:") || !strings.Contains(help.String(), "--data") || errs.Len() > 0 {
+		t.Errorf("--help: %v\n%s\nstderr: %s", err, help.String(), errs.String())
 	}
 }
 
