@@ -45,7 +45,7 @@ keeps documents whose title or content contains the text (no AI credit).
 			return err
 		}
 		if e.on() {
-			return e.write(a.stdout, r.Documents)
+			return e.write(ctx, a.stdout, r.Documents)
 		}
 		if r.Total == 0 {
 			a.note("No documents match.")
@@ -104,7 +104,7 @@ come from. ID is a doc_ ID; slugs do not work for documents.`,
 			return err
 		}
 		if e.on() {
-			return e.write(a.stdout, d)
+			return e.write(ctx, a.stdout, d)
 		}
 		return render.Document(a.stdout, d)
 	})
@@ -136,7 +136,7 @@ bad_request (exit 1) for a value it does not accept.`,
 			return err
 		}
 		if e.on() {
-			return e.write(a.stdout, t)
+			return e.write(ctx, a.stdout, t)
 		}
 		render.Traversal(a.stdout, t)
 		return nil
@@ -186,7 +186,7 @@ forbidden, exit 1). Pages hold at most 50 recordings.`,
 			return err
 		}
 		if e.on() {
-			return e.write(a.stdout, r.SourceRecordings)
+			return e.write(ctx, a.stdout, r.SourceRecordings)
 		}
 		render.Recordings(a.stdout, r)
 		if a.tty && !pages.all && r.Total > 0 && (r.Page > 1 || r.Total > r.PageSize) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/itchyny/gojq"
 	"github.com/spf13/cobra"
@@ -23,8 +25,10 @@ import (
 type export struct {
 	fields    []string
 	jq        string
-	list      bool     // the command prints a list: --json gives an array
-	available []string // the fields --json accepts, sorted
+	timeout   time.Duration // --jq-timeout: how long --jq may run
+	maxOutput int           // --jq-max-output: how many MiB --jq may print
+	list      bool          // the command prints a list: --json gives an array
+	available []string      // the fields --json accepts, sorted
 }
 
 // exportHelp is appended to the help of every command with --json.
@@ -32,8 +36,23 @@ const exportHelp = `
 
 JSON output: --json FIELDS prints the named fields (comma-separated) %s
 as JSON; --json alone lists them. --jq EXPR then filters that JSON with a jq
-expression and prints each result, strings without quotes. Fields:
+expression and prints each result, strings without quotes. --jq stops
+with exit code 2 when it runs longer than --jq-timeout (default %s) or
+prints more than --jq-max-output MiB (default %d); Ctrl-C stops it too. Fields:
   %s`
+
+// The bounds of --jq by default: jq on an API's answer takes milliseconds
+// and prints at most about what the API sent, so these stop only an
+// expression that loops, recurses or multiplies without end
+// (range(infinite), def f: [f]; f) before it fills the disk or, in the
+// seconds of --jq-timeout, more than a few GiB of memory.
+const (
+	defaultJQTimeout   = 10 * time.Second
+	defaultJQMaxOutput = 64 // MiB
+)
+
+// errJQTimeout is the cause of --jq's context when --jq-timeout ends it.
+var errJQTimeout = errors.New("--jq-timeout reached")
 
 // addExport gives cmd --json and --jq. item is the type whose JSON fields
 // --json selects (of each element when list), less those named in omit.
@@ -49,9 +68,11 @@ func (a *app) addExport(cmd *cobra.Command, item reflect.Type, list bool, omit .
 	if list {
 		what = "of each item, in an array,"
 	}
-	cmd.Long += fmt.Sprintf(exportHelp, what, strings.Join(e.available, ", "))
+	cmd.Long += fmt.Sprintf(exportHelp, what, defaultJQTimeout, defaultJQMaxOutput, strings.Join(e.available, ", "))
 	cmd.Flags().StringSliceVar(&e.fields, "json", nil, "print JSON with the named `FIELDS` (comma-separated; --json alone lists them)")
 	cmd.Flags().StringVar(&e.jq, "jq", "", "filter the --json output with a jq `EXPRESSION`, e.g. '.[].id'")
+	cmd.Flags().DurationVar(&e.timeout, "jq-timeout", defaultJQTimeout, "stop --jq when it runs longer than this")
+	cmd.Flags().IntVar(&e.maxOutput, "jq-max-output", defaultJQMaxOutput, "stop --jq when it prints more than this many `MiB`")
 	cmd.RegisterFlagCompletionFunc("json", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return e.available, cobra.ShellCompDirectiveNoSpace | cobra.ShellCompDirectiveNoFileComp
 	})
@@ -75,6 +96,12 @@ func (e *export) check() error {
 		if !slices.Contains(e.available, f) {
 			return usageError{fmt.Errorf("unknown JSON field %q.\n%s", f, e.fieldList())}
 		}
+	}
+	switch {
+	case e.timeout <= 0:
+		return usageError{fmt.Errorf("--jq-timeout must be positive, e.g. 30s, not %s", e.timeout)}
+	case e.maxOutput <= 0:
+		return usageError{fmt.Errorf("--jq-max-output is a number of MiB, 1 or more, not %d", e.maxOutput)}
 	}
 	if e.jq != "" {
 		if _, err := e.compile(); err != nil {
@@ -113,8 +140,9 @@ func (e *export) compile() (*gojq.Code, error) {
 }
 
 // write prints v (a slice when the command prints a list) with the
-// selected fields, through --jq when given.
-func (e *export) write(w io.Writer, v any) error {
+// selected fields, through --jq when given. --jq runs under ctx (Ctrl-C and
+// SIGTERM end it) and within --jq-timeout and --jq-max-output.
+func (e *export) write(ctx context.Context, w io.Writer, v any) error {
 	sel, err := e.selected(v)
 	if err != nil {
 		return fmt.Errorf("encoding the JSON output: %w", err)
@@ -136,29 +164,56 @@ func (e *export) write(w io.Writer, v any) error {
 	if err != nil {
 		return usageError{err}
 	}
-	iter := code.Run(data)
+	ctx, cancel := context.WithTimeoutCause(ctx, e.timeout, errJQTimeout)
+	defer cancel()
+	// gojq checks ctx between its instructions, so a value that never
+	// comes (def f: [f]; f) ends too, not only a stream of values.
+	iter := code.RunWithContext(ctx, data)
+	left := int64(e.maxOutput) << 20
+	var buf bytes.Buffer
 	for {
+		if ctx.Err() != nil {
+			return e.stopped(ctx)
+		}
 		r, ok := iter.Next()
 		if !ok {
 			return nil
 		}
 		if err, isErr := r.(error); isErr {
+			if ctx.Err() != nil {
+				return e.stopped(ctx)
+			}
 			var halt *gojq.HaltError
 			if errors.As(err, &halt) && halt.Value() == nil {
 				return nil
 			}
 			return usageError{fmt.Errorf("--jq %q failed on the output: %v", e.jq, err)}
 		}
+		buf.Reset()
 		if s, ok := scalar(r); ok {
-			if _, err := fmt.Fprintln(w, s); err != nil {
-				return err
-			}
-			continue
+			buf.WriteString(s)
+			buf.WriteByte('\n')
+		} else if err := writeJSON(&buf, r); err != nil {
+			return err
 		}
-		if err := writeJSON(w, r); err != nil {
+		if left -= int64(buf.Len()); left < 0 {
+			return usageError{fmt.Errorf("--jq %q printed more than --jq-max-output %d MiB and was stopped: narrow the expression (an endless one such as range(infinite) never stops by itself), "+
+				"raise --jq-max-output, or leave out --jq and pipe --json to jq", e.jq, e.maxOutput)}
+		}
+		if _, err := w.Write(buf.Bytes()); err != nil {
 			return err
 		}
 	}
+}
+
+// stopped is the error of --jq ended by its context: --jq-timeout, or an
+// interruption, which stays context.Canceled for its exit code.
+func (e *export) stopped(ctx context.Context) error {
+	if errors.Is(context.Cause(ctx), errJQTimeout) {
+		return usageError{fmt.Errorf("--jq %q ran longer than --jq-timeout %s and was stopped: an expression that loops or recurses without end "+
+			"(range(infinite), def f: [f]; f) never finishes; fix it, or give a slow one more time with --jq-timeout", e.jq, e.timeout)}
+	}
+	return ctx.Err()
 }
 
 // selected is v's JSON with only the selected fields, in the order --json

@@ -30,7 +30,7 @@ func (a *app) librariesCmd() *cobra.Command {
 			return err
 		}
 		if e.on() {
-			return e.write(a.stdout, r.Libraries)
+			return e.write(ctx, a.stdout, r.Libraries)
 		}
 		if len(r.Libraries) == 0 {
 			a.note("This key sees no libraries.")
@@ -66,7 +66,7 @@ values the documents and search filters accept. ID is a lib_ ID or a slug
 			return err
 		}
 		if e.on() {
-			return e.write(a.stdout, l)
+			return e.write(ctx, a.stdout, l)
 		}
 		edges := "-"
 		if l.EdgeCount != nil {
@@ -148,7 +148,7 @@ each (GET /libraries/{id}/%s). The names are the values that
 			labels = r.Applications
 		}
 		if e.on() {
-			return e.write(a.stdout, labels)
+			return e.write(ctx, a.stdout, labels)
 		}
 		if len(labels) == 0 {
 			a.note("The library's documents use no %s.", kind)
@@ -189,7 +189,7 @@ data edges dotted.`,
 		}
 		switch {
 		case e.on():
-			return e.write(a.stdout, g)
+			return e.write(ctx, a.stdout, g)
 		case format == "dot":
 			render.GraphDOT(a.stdout, g, args[0])
 		default:

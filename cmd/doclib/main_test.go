@@ -47,6 +47,9 @@ func TestMain(m *testing.M) {
 	apiSrv = httptest.NewServer(h)
 	code := m.Run()
 	apiSrv.Close()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
 	os.Exit(code)
 }
 

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -24,7 +25,15 @@ const (
 	exitUsage   = 2   // the command line, the configuration or the key is wrong or missing
 	exitNetwork = 3   // the API could not be reached
 	exitSignal  = 130 // interrupted (Ctrl-C), as shells report SIGINT
+	exitTerm    = 143 // terminated (SIGTERM), as shells report it
 )
+
+// signalled is the cause of the program's context when a signal ends it.
+// It is context.Canceled, so every wait and request stops on it.
+type signalled struct{ sig os.Signal }
+
+func (s signalled) Error() string        { return s.sig.String() }
+func (s signalled) Is(target error) bool { return target == context.Canceled }
 
 // usageError is a mistake in the command line or the configuration.
 type usageError struct{ error }
@@ -113,7 +122,12 @@ func (a *app) run(ctx context.Context, args []string) int {
 	if err != nil {
 		a.report(cmd, err)
 	}
-	return exitCode(err)
+	code := exitCode(err)
+	var s signalled
+	if code == exitSignal && errors.As(context.Cause(ctx), &s) && s.sig == syscall.SIGTERM {
+		code = exitTerm
+	}
+	return code
 }
 
 const rootLong = `doclib reads libraries of step-by-step documents through the doclib read API:
@@ -148,9 +162,11 @@ command's fields, and --jq EXPR filters the JSON with a jq expression. With
 Exit codes:
   0    success
   1    the API answered with an error: its code, message and request ID are printed
-  2    usage: a bad flag or argument, a bad config file, or no API key
+  2    usage: a bad flag or argument, a bad config file, or no API key; or a
+       --jq expression that fails, or runs past --jq-timeout or --jq-max-output
   3    the API could not be reached
-  130  interrupted (Ctrl-C)`
+  130  interrupted (Ctrl-C, SIGINT)
+  143  terminated (SIGTERM)`
 
 func (a *app) newRoot() *cobra.Command {
 	root := &cobra.Command{

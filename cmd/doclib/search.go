@@ -90,7 +90,7 @@ of 100 unless --page-size).`,
 				plural(r.Total, "suggestion", "suggestions"))
 		}
 		if e.on() {
-			return e.write(a.stdout, r.Documents)
+			return e.write(ctx, a.stdout, r.Documents)
 		}
 		if !a.tty {
 			if r.LowConfidence {

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The binary built once for the tests that send it signals or let --jq run
+// away: a runaway in-process --jq could not be stopped if the fix were
+// missing, a process can.
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+	binDir  string
+)
+
+func doclibBinary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		// Removed by TestMain, as one test's t.TempDir would be too soon.
+		binDir, binErr = os.MkdirTemp("", "doclib-bin-")
+		if binErr != nil {
+			return
+		}
+		binPath = filepath.Join(binDir, "doclib")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			binErr = errors.New(string(out))
+		}
+	})
+	if binErr != nil {
+		t.Fatalf("go build: %v", binErr)
+	}
+	return binPath
+}
+
+// output counts what the binary prints, keeping only its end, so that a
+// runaway --jq cannot fill the test's memory; started is closed at the
+// first byte.
+type output struct {
+	mu      sync.Mutex
+	n       int
+	tail    []byte
+	started chan struct{}
+}
+
+func (o *output) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.n == 0 && len(p) > 0 {
+		close(o.started)
+	}
+	o.n += len(p)
+	o.tail = append(o.tail, p...)
+	if len(o.tail) > 64 {
+		o.tail = append(o.tail[:0], o.tail[len(o.tail)-64:]...)
+	}
+	return len(p), nil
+}
+
+func (o *output) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return fmt.Sprintf("%d bytes ending %q", o.n, o.tail)
+}
+
+// startDoclib starts the binary against the shared test API with its own
+// config directory.
+func startDoclib(t *testing.T, args ...string) (*exec.Cmd, *output, *syncBuffer) {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		t.Skip("signals are POSIX")
+	}
+	cmd := exec.Command(doclibBinary(t), args...)
+	dir := t.TempDir()
+	cmd.Env = []string{"DOCLIB_URL=" + apiSrv.URL, "DOCLIB_API_KEY=" + full, "HOME=" + dir, "XDG_CONFIG_HOME=" + dir, "PATH=" + os.Getenv("PATH")}
+	stdout, stderr := &output{started: make(chan struct{})}, &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, stdout, stderr
+}
+
+// waitExit waits at most d for the process; past that it kills it and
+// fails the test.
+func waitExit(t *testing.T, cmd *exec.Cmd, d time.Duration) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+		return cmd.ProcessState.ExitCode()
+	case <-time.After(d):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("doclib %s still ran after %s; killed", strings.Join(cmd.Args[1:], " "), d)
+		return -1
+	}
+}
+
+func TestSignalsEndJQ(t *testing.T) {
+	for _, c := range []struct {
+		sig  syscall.Signal
+		code int
+	}{{syscall.SIGINT, exitSignal}, {syscall.SIGTERM, exitTerm}} {
+		t.Run(c.sig.String(), func(t *testing.T) {
+			cmd, stdout, stderr := startDoclib(t, "libraries", "--json", "id", "--jq", "range(infinite)")
+			select {
+			case <-stdout.started:
+			case <-time.After(5 * time.Second):
+				waitExit(t, cmd, time.Second)
+				t.Fatalf("no output\n%s", stderr)
+			}
+			if err := cmd.Process.Signal(c.sig); err != nil {
+				t.Fatal(err)
+			}
+			if code := waitExit(t, cmd, 5*time.Second); code != c.code {
+				t.Errorf("exit %d after %s, want %d\nstderr:\n%s", code, c.sig, c.code, stderr)
+			}
+			if !strings.Contains(stderr.String(), "doclib: interrupted") {
+				t.Errorf("stderr:\n%s", stderr)
+			}
+		})
+	}
+}
+
+func TestJQBounds(t *testing.T) {
+	t.Run("time", func(t *testing.T) {
+		// def f: [f]; f never yields a value and grows until the memory
+		// runs out: --jq-timeout must end it, from inside the evaluation.
+		start := time.Now()
+		cmd, stdout, stderr := startDoclib(t, "libraries", "--json", "id", "--jq", "def f: [f]; f", "--jq-timeout", "300ms")
+		code := waitExit(t, cmd, 8*time.Second)
+		if took := time.Since(start); code != exitUsage || stdout.n != 0 ||
+			!strings.Contains(stderr.String(), `doclib: --jq "def f: [f]; f" ran longer than --jq-timeout 300ms and was stopped`) ||
+			!strings.Contains(stderr.String(), "give a slow one more time with --jq-timeout") {
+			t.Errorf("exit %d after %s\nstdout: %s\nstderr:\n%s", code, took, stdout, stderr)
+		}
+	})
+	t.Run("output", func(t *testing.T) {
+		cmd, stdout, stderr := startDoclib(t, "libraries", "--json", "id", "--jq", "range(infinite)", "--jq-max-output", "1")
+		code := waitExit(t, cmd, 8*time.Second)
+		if code != exitUsage || stdout.n > 1<<20 || stdout.n < 1<<20-20 || !bytes.HasSuffix(stdout.tail, []byte("\n")) ||
+			!strings.Contains(stderr.String(), `doclib: --jq "range(infinite)" printed more than --jq-max-output 1 MiB and was stopped`) ||
+			!strings.Contains(stderr.String(), "raise --jq-max-output") {
+			t.Errorf("exit %d\nstdout: %s (at most 1 MiB, ending a line)\nstderr:\n%s", code, stdout, stderr)
+		}
+	})
+}
