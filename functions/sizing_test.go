@@ -25,6 +25,7 @@ import (
 	"github.com/doclib/doclib/shared/data/demo"
 	"github.com/doclib/doclib/shared/search"
 	"github.com/doclib/doclib/shared/settings"
+	"github.com/doclib/doclib/shared/wiring"
 )
 
 // sizingQueries are what the measured searches ask, in turn: words of the
@@ -129,13 +130,13 @@ func benchEmbeddedTier(b *testing.B, bin string, n int) {
 
 	// The snapshot, as the indexer's writer publishes it.
 	ss := settings.SearchFromEnv(func(k string) string { return env[k] })
-	e, idx, _, err := ss.Index(ctx, slog.New(slog.DiscardHandler))
+	e, err := wiring.Embedder(ctx, ss.Embedder)
 	if err != nil {
 		b.Fatal(err)
 	}
-	w, ok := idx.(*snapshot.Writer)
-	if !ok {
-		b.Fatalf("the embedded tier's index is a %T, want a snapshot writer", idx)
+	w, err := wiring.SnapshotWriter(ctx, ss.Snapshots, e, slog.New(slog.DiscardHandler))
+	if err != nil {
+		b.Fatal(err)
 	}
 	start = time.Now()
 	var docs []search.IndexDoc

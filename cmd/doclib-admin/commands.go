@@ -28,6 +28,7 @@ import (
 	"github.com/doclib/doclib/shared/data/dataset"
 	"github.com/doclib/doclib/shared/search"
 	"github.com/doclib/doclib/shared/settings"
+	"github.com/doclib/doclib/shared/wiring"
 )
 
 // run is the whole program, so that tests drive what main does.
@@ -302,7 +303,16 @@ otherwise.`,
 			if err := t.Check(ctx); err != nil {
 				return err
 			}
-			e, idx, _, err := ss.Index(ctx, slog.New(slog.DiscardHandler))
+			e, err := wiring.Embedder(ctx, ss.Embedder)
+			if err != nil {
+				return err
+			}
+			var idx search.Index
+			if ss.Embedded() {
+				idx, err = wiring.SnapshotWriter(ctx, ss.Snapshots, e, slog.New(slog.DiscardHandler))
+			} else {
+				idx, err = wiring.OpenSearch(ctx, ss.OpenSearch, e)
+			}
 			if err != nil {
 				return err
 			}

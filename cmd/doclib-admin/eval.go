@@ -8,11 +8,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/doclib/doclib/internal/relevance"
+	"github.com/doclib/doclib/shared/relevance"
 	"github.com/doclib/doclib/shared/settings"
+	"github.com/doclib/doclib/shared/wiring"
 )
 
-// evalCmd measures search on public IR test collections (internal/relevance).
+// evalCmd measures search on public IR test collections (shared/relevance).
 // It runs doclib in this process, as doclib-server does by default: it needs
 // no table and no AWS.
 func (a *app) evalCmd() *cobra.Command {
@@ -99,6 +100,10 @@ search in general, never to tune for these queries.`,
 				return usageError{fmt.Errorf("%s: no folder among the arguments; give BEIR folders (holding %s, %s and %s)",
 					strings.Join(dirs, " "), relevance.CorpusFile, relevance.QueriesFile, relevance.QrelsFile)}
 			}
+			embedder, err := wiring.Embedder(ctx, emb)
+			if err != nil {
+				return err
+			}
 			var reports []*relevance.Report
 			for _, c := range cols {
 				stage := func(string) {}
@@ -108,7 +113,7 @@ search in general, never to tune for these queries.`,
 					stage = func(s string) { fmt.Fprintf(a.stderr, "%s: %s…\n", c.Name, s) }
 					embedding = func(done, total int) { p.show(c.Name+": embedding", done, total) }
 				}
-				r, err := relevance.Evaluate(ctx, c, emb, rules, stage, embedding, relevance.Options{})
+				r, err := relevance.Evaluate(ctx, c, embedder, rules, stage, embedding, relevance.Options{})
 				p.finish()
 				if err != nil {
 					return err

@@ -11,9 +11,9 @@ import (
 	"testing"
 )
 
-// tinyBEIR is internal/relevance's hand-made collection; its BM25 figures are
-// computed by hand in internal/relevance's tests.
-const tinyBEIR = "../../internal/relevance/testdata/tiny"
+// tinyBEIR is shared/relevance's hand-made collection; its BM25 figures are
+// computed by hand in shared/relevance's tests.
+const tinyBEIR = "../../shared/relevance/testdata/tiny"
 
 func TestEvalTable(t *testing.T) {
 	code, out, errs := admin(t, "eval", tinyBEIR)

@@ -27,6 +27,7 @@ import (
 	"github.com/doclib/doclib/shared/search"
 	"github.com/doclib/doclib/shared/service"
 	"github.com/doclib/doclib/shared/settings"
+	"github.com/doclib/doclib/shared/wiring"
 )
 
 func main() {
@@ -194,9 +195,9 @@ func printBanner(w io.Writer, base, source string, d *doclib.DataSet, loaded tim
 // of data, or OpenSearch (loaded from data when needed). With follow, the
 // embedded index is one that follow's indexer keeps in step with the table.
 func newSearcher(ctx context.Context, c config, data *doclib.DataSet, follow *indexer.Poller, stdout io.Writer) (*search.Searcher, error) {
-	embedder, err := c.embedder.Build(ctx)
+	embedder, err := wiring.Embedder(ctx, c.embedder)
 	if err != nil {
-		return nil, fmt.Errorf("embedder: %w", err)
+		return nil, err
 	}
 	if _, err := c.rules.Build(embedder.ID()); err != nil { // before minutes of indexing
 		return nil, usageError{err}
@@ -213,12 +214,12 @@ func newSearcher(ctx context.Context, c config, data *doclib.DataSet, follow *in
 		var s *search.Searcher
 		if follow != nil {
 			var live *localsearch.Live
-			s, live, err = c.rules.Live(ctx, data, embedder, report)
+			s, live, err = localsearch.LiveSearcher(ctx, data, embedder, c.rules, report)
 			if live != nil {
 				follow.Indexer.Embedder, follow.Indexer.Index = live.Embedder(), live
 			}
 		} else {
-			s, err = c.rules.Local(ctx, data, embedder, report)
+			s, err = localsearch.Searcher(ctx, data, embedder, c.rules, report)
 		}
 		if err != nil {
 			return nil, err
@@ -226,7 +227,7 @@ func newSearcher(ctx context.Context, c config, data *doclib.DataSet, follow *in
 		fmt.Fprintf(stdout, "Search index built in %s with embedder %s.\n", time.Since(start).Round(time.Millisecond), s.Embedder.ID())
 		return s, nil
 	}
-	backend, err := c.opensearch.Build(ctx, embedder)
+	backend, err := wiring.OpenSearch(ctx, c.opensearch, embedder)
 	if err != nil {
 		return nil, err
 	}

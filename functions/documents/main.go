@@ -1,18 +1,17 @@
 // Command documents is the Lambda function behind API Gateway for the documents
 // routes (httpapi.Routes of group "documents"): the shared handler over the
-// DynamoDB table, built once per container.
+// DynamoDB table, built once per container. It links no embedder and no
+// search backend: only the search function needs them.
 package main
 
 import (
 	"context"
 	"log/slog"
 	"os"
-	"time"
 
 	"github.com/doclib/doclib/shared/aws/apigw"
 	"github.com/doclib/doclib/shared/aws/lambdaapp"
 	"github.com/doclib/doclib/shared/backend/dynamo"
-	"github.com/doclib/doclib/shared/httpapi"
 	"github.com/doclib/doclib/shared/service"
 	"github.com/doclib/doclib/shared/settings"
 )
@@ -24,8 +23,7 @@ func main() {
 }
 
 // newHandler wires the handler from the environment the stack sets. It makes
-// no network call, and builds no embedder or OpenSearch client: only the
-// search function needs them, so this cold start stays small.
+// no network call.
 func newHandler(ctx context.Context, getenv func(string) string, log *slog.Logger) (any, error) {
 	api, err := settings.APIFromEnv(getenv) // the table, the per-key and per-IP limits
 	if err != nil {
@@ -36,10 +34,5 @@ func newHandler(ctx context.Context, getenv func(string) string, log *slog.Logge
 		return nil, err
 	}
 	svc := service.New(dynamo.NewStore(t), nil, service.WithLogger(log), service.WithAccountHelp(api.AccountHelp))
-	h := httpapi.NewServer(httpapi.Config{Service: svc, Limiter: dynamo.NewLimiter(t), KeyLimit: api.KeyLimit,
-		IPLimit: api.IPLimit, Logger: log, RequestID: apigw.RequestID, Authenticate: apigw.Principal(time.Now, api.AccountHelp),
-		// Streamed answers are compressed here and bounded by what one stream
-		// carries in time; buffered ones are compressed by API Gateway.
-		Uncompressed: !api.Streaming, MaxAnswerBytes: apigw.MaxAnswerBytes(api.Streaming)})
-	return apigw.Serve(h, api.Streaming), nil // by DOCLIB_RESPONSE_TRANSFER
+	return apigw.NewFunction(api, svc, dynamo.NewLimiter(t), log), nil // streamed or buffered, by DOCLIB_RESPONSE_TRANSFER
 }

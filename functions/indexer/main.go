@@ -11,7 +11,9 @@ import (
 	"github.com/doclib/doclib/shared/aws/indexer"
 	"github.com/doclib/doclib/shared/aws/lambdaapp"
 	"github.com/doclib/doclib/shared/backend/dynamo"
+	"github.com/doclib/doclib/shared/backend/opensearch"
 	"github.com/doclib/doclib/shared/settings"
+	"github.com/doclib/doclib/shared/wiring"
 )
 
 func main() {
@@ -33,18 +35,31 @@ func newHandler(ctx context.Context, getenv func(string) string, log *slog.Logge
 	if err != nil {
 		return nil, err
 	}
+	ss := settings.SearchFromEnv(getenv)
+	if err := ss.Validate(); err != nil {
+		return nil, err
+	}
 	t, err := dynamo.Connect(ctx, table)
 	if err != nil {
 		return nil, err
 	}
 	t.ConsistentRead = true // a re-read after a stream record must see that record's write
-	// By DOCLIB_SEARCH: OpenSearch with its index check, or the snapshot writer.
-	embedder, index, check, err := settings.SearchFromEnv(getenv).Index(ctx, log)
+	embedder, err := wiring.Embedder(ctx, ss.Embedder) // Bedrock in the stack
 	if err != nil {
 		return nil, err
 	}
 	store := dynamo.NewStore(t)
-	x := &indexer.Indexer{Source: store, Embedder: embedder, Index: index, Logger: log, CheckIndex: check}
+	x := &indexer.Indexer{Source: store, Embedder: embedder, Logger: log}
+	if ss.Embedded() { // DOCLIB_SEARCH=embedded: the snapshot writer
+		x.Index, err = wiring.SnapshotWriter(ctx, ss.Snapshots, embedder, log)
+	} else { // OpenSearch, with its index check
+		var b *opensearch.Backend
+		b, err = wiring.OpenSearch(ctx, ss.OpenSearch, embedder)
+		x.Index, x.CheckIndex = b, wiring.EnsureIndex(b, embedder, log)
+	}
+	if err != nil {
+		return nil, err
+	}
 	if plans := getenv(settings.EnvUsagePlans); plans != "" {
 		u, err := lambdaapp.NewUsageKeys(ctx, plans)
 		if err != nil {

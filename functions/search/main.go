@@ -7,15 +7,15 @@ import (
 	"context"
 	"log/slog"
 	"os"
-	"time"
 
 	"github.com/doclib/doclib/shared/aws/apigw"
 	"github.com/doclib/doclib/shared/aws/lambdaapp"
 	"github.com/doclib/doclib/shared/backend/dynamo"
-	"github.com/doclib/doclib/shared/httpapi"
+	"github.com/doclib/doclib/shared/backend/opensearch"
 	"github.com/doclib/doclib/shared/search"
 	"github.com/doclib/doclib/shared/service"
 	"github.com/doclib/doclib/shared/settings"
+	"github.com/doclib/doclib/shared/wiring"
 )
 
 func main() {
@@ -32,12 +32,26 @@ func newHandler(ctx context.Context, getenv func(string) string, log *slog.Logge
 	if err != nil {
 		return nil, err
 	}
+	ss := settings.SearchFromEnv(getenv)
+	if err := ss.Validate(); err != nil {
+		return nil, err
+	}
 	t, err := dynamo.Connect(ctx, api.Table)
 	if err != nil {
 		return nil, err
 	}
-	ss := settings.SearchFromEnv(getenv)
-	embedder, backend, err := ss.Backend(ctx, log) // by DOCLIB_SEARCH: OpenSearch, or the snapshots
+	embedder, err := wiring.Embedder(ctx, ss.Embedder) // Bedrock in the stack
+	if err != nil {
+		return nil, err
+	}
+	var backend search.Backend
+	if ss.Embedded() { // DOCLIB_SEARCH=embedded: the engine over the indexer's snapshots
+		backend, err = wiring.SnapshotFollower(ctx, ss.Snapshots, embedder, log)
+	} else { // OpenSearch, its index checked before the first search
+		var b *opensearch.Backend
+		b, err = wiring.OpenSearch(ctx, ss.OpenSearch, embedder)
+		backend = &opensearch.Checked{Backend: b}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -47,10 +61,5 @@ func newHandler(ctx context.Context, getenv func(string) string, log *slog.Logge
 	}
 	searcher.EmbedBudget = search.DefaultEmbedBudget // a slow embedding fails the search as unavailable
 	svc := service.New(dynamo.NewStore(t), nil, service.WithSearch(searcher, dynamo.NewLedger(t)), service.WithLogger(log), service.WithAccountHelp(api.AccountHelp))
-	h := httpapi.NewServer(httpapi.Config{Service: svc, Limiter: dynamo.NewLimiter(t), KeyLimit: api.KeyLimit,
-		IPLimit: api.IPLimit, Logger: log, RequestID: apigw.RequestID, Authenticate: apigw.Principal(time.Now, api.AccountHelp),
-		// Streamed answers are compressed here and bounded by what one stream
-		// carries in time; buffered ones are compressed by API Gateway.
-		Uncompressed: !api.Streaming, MaxAnswerBytes: apigw.MaxAnswerBytes(api.Streaming)})
-	return apigw.Serve(h, api.Streaming), nil // by DOCLIB_RESPONSE_TRANSFER
+	return apigw.NewFunction(api, svc, dynamo.NewLimiter(t), log), nil
 }

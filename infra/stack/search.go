@@ -9,7 +9,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
-	"github.com/doclib/doclib/shared/backend/opensearch"
+	"github.com/doclib/doclib/shared/settings"
 )
 
 // engineVersion is the managed domain's engine: 2.19 is the first with faiss
@@ -18,7 +18,7 @@ const engineVersion = "OpenSearch_2.19"
 
 // searchAlias is the index alias the functions search and write, set in
 // their environment (envSearch) and named in the search role's grant.
-const searchAlias = opensearch.DefaultAlias
+const searchAlias = settings.DefaultOpenSearchAlias
 
 // OpenSearch access on a managed domain, path by path: OpenSearch Service
 // authorizes es:ESHttp<Method> on <domain-arn>/<path>.

@@ -1,11 +1,12 @@
-// Package settings builds the configured embedder, search rules and search backend
-// from settings, once, for every program that needs them: the local server,
-// doclib-admin and the Lambdas. Each program maps its flags or environment onto
-// these structs; the choices and their errors are the same everywhere.
+// Package settings names doclib's settings and parses them, once, for every
+// program: the environment variables (env.go), the flags that mirror them, their
+// defaults and their errors. It is a leaf: it imports no backend, so that the
+// CLI, the authorizer and a function that does not search link no embedder and
+// no search backend by reading a setting. What a setting chooses is built where
+// a program starts, in its main, with shared/wiring.
 package settings
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,14 +14,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/config"
-
-	doclib "github.com/doclib/doclib/shared"
-	"github.com/doclib/doclib/shared/backend/bedrock"
-	"github.com/doclib/doclib/shared/backend/localsearch"
-	"github.com/doclib/doclib/shared/backend/offline"
-	"github.com/doclib/doclib/shared/backend/openai"
-	"github.com/doclib/doclib/shared/backend/opensearch"
 	"github.com/doclib/doclib/shared/search"
 )
 
@@ -97,21 +90,6 @@ func (e Embedder) Validate() error {
 	return nil
 }
 
-// Build makes the embedder, once per process.
-func (e Embedder) Build(ctx context.Context) (search.Embedder, error) {
-	if err := e.Validate(); err != nil {
-		return nil, err
-	}
-	switch e.Kind {
-	case "openai":
-		return openai.New(ctx, openai.Config{BaseURL: e.URL, Model: e.Model, APIKey: e.APIKey,
-			Dimensions: e.Dimensions, RequestDimensions: e.Dimensions > 0})
-	case "bedrock":
-		return bedrock.NewFromAWS(ctx, e.Region, bedrock.Config{Model: e.Model, Dimensions: e.Dimensions})
-	}
-	return offline.NewHashing(0, nil)
-}
-
 // Rules are the configurable parts of the search rules: the thresholds and the
 // weights of the signals. Zero values keep the embedder's defaults
 // (search.DefaultRules), so one deployment, which has one embedder, tunes its
@@ -186,6 +164,10 @@ func (r Rules) Build(embedderID string) (search.Rules, error) {
 	return out, out.Validate()
 }
 
+// DefaultOpenSearchAlias is the index alias that queries and the indexer use
+// when none is set; a reindex builds a new index and swaps this alias to it.
+const DefaultOpenSearchAlias = "doclib-documents"
+
 // OpenSearch says how to reach a cluster.
 type OpenSearch struct {
 	URL, Alias string
@@ -202,7 +184,7 @@ type OpenSearch struct {
 func (o *OpenSearch) Flags(fs FlagSet, getenv func(string) string) {
 	fs.StringVar(&o.URL, "opensearch-url", getenv(EnvOpenSearchURL),
 		"`URL` of the OpenSearch cluster, e.g. https://localhost:9200 (env "+EnvOpenSearchURL+")")
-	fs.StringVar(&o.Alias, "opensearch-alias", envOr(getenv, EnvOpenSearchAlias, opensearch.DefaultAlias),
+	fs.StringVar(&o.Alias, "opensearch-alias", envOr(getenv, EnvOpenSearchAlias, DefaultOpenSearchAlias),
 		"index alias `NAME` searched and written; a reindex swaps a new index in behind it (env "+EnvOpenSearchAlias+")")
 	fs.StringVar(&o.AWSService, "opensearch-aws-service", getenv(EnvOpenSearchService),
 		"sign requests with AWS SigV4 (`SERVICE`) for a managed domain (es) or a serverless collection (aoss); empty for basic or no authentication (env "+EnvOpenSearchService+")")
@@ -218,55 +200,6 @@ func (o OpenSearch) Validate() error {
 		return fmt.Errorf("the OpenSearch AWS service is es (a managed domain) or aoss (serverless), not %q", o.AWSService)
 	}
 	return nil
-}
-
-// Build makes the OpenSearch backend for the vectors of e.
-func (o OpenSearch) Build(ctx context.Context, e search.Embedder) (*opensearch.Backend, error) {
-	if err := o.Validate(); err != nil {
-		return nil, err
-	}
-	cfg := opensearch.Config{URL: o.URL, Alias: o.Alias, Dimensions: e.Dimensions(), Embedder: e.ID(),
-		Username: o.Username, Password: o.Password, AWSService: o.AWSService}
-	if o.AWSService != "" {
-		ac, err := config.LoadDefaultConfig(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("AWS configuration for signing OpenSearch requests: %w", err)
-		}
-		if ac.Region == "" {
-			return nil, errors.New("signing OpenSearch requests needs AWS_REGION")
-		}
-		cfg.AWS = &ac
-	}
-	return opensearch.New(cfg)
-}
-
-// Local builds the embedded search engine over d with embedder e, as
-// doclib-server serves it: an embedder that learns from its corpus (the
-// offline one) is fitted to the documents first, and the rules are those of
-// the embedder that embeds the queries, with these overrides.
-func (r Rules) Local(ctx context.Context, d *doclib.DataSet, e search.Embedder, progress func(done, total int)) (*search.Searcher, error) {
-	idx, err := localsearch.Build(ctx, d, e, localsearch.Options{Progress: progress, Fit: true})
-	if err != nil {
-		return nil, fmt.Errorf("build the search index: %w", err)
-	}
-	return r.Searcher(search.Local{Retriever: idx}, idx.Embedder())
-}
-
-// Live is Local over an index that follows changes: the same engine, built
-// from the same documents with the same fitted embedder, as a
-// localsearch.Live that an indexer keeps in step with a table. Documents
-// written later are embedded by the embedder fitted at start.
-func (r Rules) Live(ctx context.Context, d *doclib.DataSet, e search.Embedder, progress func(done, total int)) (*search.Searcher, *localsearch.Live, error) {
-	docs, fitted, err := localsearch.IndexDocs(ctx, d, e, localsearch.Options{Progress: progress, Fit: true})
-	if err != nil {
-		return nil, nil, fmt.Errorf("build the search index: %w", err)
-	}
-	live, err := localsearch.NewLive(ctx, docs, fitted, localsearch.Options{})
-	if err != nil {
-		return nil, nil, fmt.Errorf("build the search index: %w", err)
-	}
-	s, err := r.Searcher(search.Local{Retriever: live}, fitted)
-	return s, live, err
 }
 
 // Searcher is the one place a search.Searcher is made: over backend b, with
@@ -304,22 +237,4 @@ func SearchFromEnv(getenv func(string) string) Search {
 	s.Snapshots.Flags(fs, getenv)
 	s.Rules.Flags(fs, getenv)
 	return s
-}
-
-// Connect builds the embedder and the OpenSearch backend of its vectors. It
-// makes no call to the cluster: a cold start pays only for what its first
-// request needs.
-func (s Search) Connect(ctx context.Context) (search.Embedder, *opensearch.Backend, error) {
-	if err := s.OpenSearch.Validate(); err != nil {
-		return nil, nil, fmt.Errorf("search settings: %w", err)
-	}
-	e, err := s.Embedder.Build(ctx)
-	if err != nil {
-		return nil, nil, fmt.Errorf("embedder: %w", err)
-	}
-	b, err := s.OpenSearch.Build(ctx, e)
-	if err != nil {
-		return nil, nil, err
-	}
-	return e, b, nil
 }

@@ -1,38 +1,12 @@
 package settings
 
 import (
-	"context"
 	"flag"
 	"strings"
 	"testing"
 
 	"github.com/doclib/doclib/shared/search"
 )
-
-func TestEmbedderBuild(t *testing.T) {
-	ctx := context.Background()
-	e, err := Embedder{}.Build(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.HasPrefix(e.ID(), "hash") {
-		t.Errorf("default embedder is %q, want the offline hashing one", e.ID())
-	}
-	for _, c := range []struct {
-		e    Embedder
-		want string
-	}{
-		{Embedder{Kind: "word2vec"}, `not "word2vec"`},
-		{Embedder{Kind: "openai", Model: "m"}, "needs a URL and a model"},
-		{Embedder{Kind: "openai", URL: "http://x"}, "needs a URL and a model"},
-		{Embedder{Kind: "hash", Dimensions: -1}, "0 (the model's default) or more"},
-	} {
-		_, err := c.e.Build(ctx)
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%+v: error %v, want one containing %q", c.e, err, c.want)
-		}
-	}
-}
 
 func TestRules(t *testing.T) {
 	const titan = "bedrock/amazon.titan-embed-text-v2:0/1024"
@@ -76,20 +50,47 @@ func TestRules(t *testing.T) {
 	}
 }
 
-func TestOpenSearchNeedsURL(t *testing.T) {
-	e, err := Embedder{}.Build(context.Background())
-	if err != nil {
-		t.Fatal(err)
+func TestEmbedderValidate(t *testing.T) {
+	if err := (Embedder{}).Validate(); err != nil {
+		t.Errorf("the default embedder: %v", err)
 	}
-	if _, err := (OpenSearch{}).Build(context.Background(), e); err == nil || !strings.Contains(err.Error(), "--opensearch-url") {
-		t.Errorf("error %v, want one asking for the URL", err)
+	for _, c := range []struct {
+		e    Embedder
+		want string
+	}{
+		{Embedder{Kind: "word2vec"}, `not "word2vec"`},
+		{Embedder{Kind: "openai", Model: "m"}, "needs a URL and a model"},
+		{Embedder{Kind: "openai", URL: "http://x"}, "needs a URL and a model"},
+		{Embedder{Kind: "hash", Dimensions: -1}, "0 (the model's default) or more"},
+	} {
+		err := c.e.Validate()
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: error %v, want one containing %q", c.e, err, c.want)
+		}
 	}
-	if err := (OpenSearch{URL: "http://x", AWSService: "s3"}).Validate(); err == nil {
-		t.Error("AWS service s3 accepted")
+}
+
+func TestSearchValidate(t *testing.T) {
+	for _, c := range []struct {
+		s    Search
+		want string
+	}{
+		{Search{}, "--opensearch-url"},
+		{Search{Tier: TierOpenSearch, OpenSearch: OpenSearch{URL: "http://x", AWSService: "s3"}}, "es (a managed domain) or aoss"},
+		{Search{Tier: TierEmbedded}, "--snapshot-bucket"},
+		{Search{Tier: "Embedded", Snapshots: Snapshots{Bucket: "b"}}, `not "Embedded"`},
+		{Search{Tier: TierEmbedded, Snapshots: Snapshots{Bucket: "b"}, Embedder: Embedder{Kind: "openai"}}, "needs a URL and a model"},
+	} {
+		err := c.s.Validate()
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "search settings: ") {
+			t.Errorf("%+v: error %v, want one containing %q", c.s, err, c.want)
+		}
 	}
-	b, err := OpenSearch{URL: "http://localhost:9"}.Build(context.Background(), e)
-	if err != nil || b == nil {
-		t.Fatalf("backend %v, error %v", b, err)
+	if err := (Search{Tier: TierEmbedded, Snapshots: Snapshots{Bucket: "b"}}).Validate(); err != nil {
+		t.Errorf("the embedded tier with its bucket: %v", err)
+	}
+	if err := (Search{OpenSearch: OpenSearch{URL: "http://x"}}).Validate(); err != nil {
+		t.Errorf("OpenSearch with its URL: %v", err)
 	}
 }
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/doclib/doclib/internal/relevance"
+	"github.com/doclib/doclib/shared/relevance"
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/analysis"
 	"github.com/doclib/doclib/shared/backend/localsearch"

@@ -21,13 +21,14 @@ import (
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/analysis"
 	"github.com/doclib/doclib/shared/search"
+	"github.com/doclib/doclib/shared/settings"
 )
 
 // Config says how to reach the cluster.
 type Config struct {
 	// URL is the cluster's endpoint, e.g. https://search-x.eu-west-1.es.amazonaws.com.
 	URL string
-	// Alias is the name searched and written (DefaultAlias when empty).
+	// Alias is the name searched and written (settings.DefaultOpenSearchAlias when empty).
 	Alias string
 	// Dimensions of the embedder's vectors: the index's knn_vector size.
 	Dimensions int
@@ -116,7 +117,7 @@ func New(cfg Config) (*Backend, error) {
 	c := &opensearchgo.Client{Transport: tp}
 	alias := cfg.Alias
 	if alias == "" {
-		alias = DefaultAlias
+		alias = settings.DefaultOpenSearchAlias
 	}
 	return &Backend{client: c, alias: alias, dims: cfg.Dimensions, embedder: cfg.Embedder, analyzer: analysis.New()}, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/doclib/doclib/internal/fakeopensearch"
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/search"
+	"github.com/doclib/doclib/shared/settings"
 )
 
 // TestCheckedChecksBeforeTheFirstSearch: a search-only program checks the
@@ -39,7 +40,7 @@ func TestCheckedChecksBeforeTheFirstSearch(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cluster := fakeopensearch.Start(t)
-			cluster.CreateIndex("doclib-documents-1", DefaultAlias, c.meta)
+			cluster.CreateIndex("doclib-documents-1", settings.DefaultOpenSearchAlias, c.meta)
 			_, err := newChecked(t, cluster, nil).Match(ctx, q)
 			if !errors.Is(err, ErrIncompatible) || doclib.ErrorCode(err) != doclib.EUnavailable ||
 				!strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "doclib-admin reindex") {
@@ -53,13 +54,13 @@ func TestCheckedChecksBeforeTheFirstSearch(t *testing.T) {
 		if !errors.Is(err, ErrNoIndex) || doclib.ErrorCode(err) != doclib.EUnavailable {
 			t.Errorf("search error %v: want unavailable, no index", err)
 		}
-		if reqs := cluster.Requests(); !slices.Equal(reqs, []string{"GET /" + DefaultAlias + "/_mapping"}) {
+		if reqs := cluster.Requests(); !slices.Equal(reqs, []string{"GET /" + settings.DefaultOpenSearchAlias + "/_mapping"}) {
 			t.Errorf("requests %v: a search-only program must not create the index", reqs)
 		}
 	})
 	t.Run("this embedder's index", func(t *testing.T) {
 		cluster := fakeopensearch.Start(t)
-		cluster.CreateIndex("doclib-documents-1", DefaultAlias, map[string]any{"embedder": embedder, "schema": schemaVersion})
+		cluster.CreateIndex("doclib-documents-1", settings.DefaultOpenSearchAlias, map[string]any{"embedder": embedder, "schema": schemaVersion})
 		now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 		c := newChecked(t, cluster, func() time.Time { return now })
 		mappings := func() int {

@@ -28,10 +28,6 @@ import (
 	"github.com/doclib/doclib/shared/search"
 )
 
-// DefaultAlias is the name queries and the indexer use; a reindex builds a new
-// index behind it and swaps it in.
-const DefaultAlias = "doclib-documents"
-
 // Field names of the index.
 const (
 	fieldID             = "id"

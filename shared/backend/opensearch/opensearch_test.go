@@ -27,6 +27,7 @@ import (
 	"github.com/doclib/doclib/shared/backend/offline"
 	"github.com/doclib/doclib/shared/data/dataset"
 	"github.com/doclib/doclib/shared/search"
+	"github.com/doclib/doclib/shared/settings"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -152,7 +153,7 @@ func TestFuzzyCount(t *testing.T) {
 	// against (OpenSearch 2.19's) takes the count.
 	text := "reset password new laptop before monday morning vpn token expired okta printer"
 	cluster := fakeopensearch.Start(t)
-	cluster.CreateIndex("doclib-documents-1", DefaultAlias, map[string]any{"embedder": "test/4", "schema": schemaVersion})
+	cluster.CreateIndex("doclib-documents-1", settings.DefaultOpenSearchAlias, map[string]any{"embedder": "test/4", "schema": schemaVersion})
 	b, err := New(Config{URL: cluster.URL, Dimensions: 4, Embedder: "test/4"})
 	if err != nil {
 		t.Fatal(err)

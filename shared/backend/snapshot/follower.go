@@ -11,10 +11,8 @@ import (
 
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/search"
+	"github.com/doclib/doclib/shared/settings"
 )
-
-// DefaultEvery is how often, at most, a Follower looks for a newer pointer.
-const DefaultEvery = 5 * time.Second
 
 // Follower is the search function's side of the embedded tier: a
 // search.Backend over the snapshot the pointer names. Load, at init, loads
@@ -50,7 +48,7 @@ type Follower struct {
 	// ID and vector length of the embedder the queries are embedded with.
 	Embedder   string
 	Dimensions int
-	// Every is the interval between pointer checks (DefaultEvery when 0).
+	// Every is the interval between pointer checks (settings.DefaultSnapshotPoll when 0).
 	Every time.Duration
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
@@ -143,7 +141,7 @@ func (f *Follower) every() time.Duration {
 	if f.Every > 0 {
 		return f.Every
 	}
-	return DefaultEvery
+	return settings.DefaultSnapshotPoll
 }
 
 func (f *Follower) logger() *slog.Logger {

@@ -16,6 +16,7 @@ import (
 
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/search"
+	"github.com/doclib/doclib/shared/settings"
 )
 
 const dims = 4
@@ -377,7 +378,7 @@ func TestFollowerEmptyUntilPublished(t *testing.T) {
 	if err != nil || matches.Total != 0 {
 		t.Errorf("match over nothing: %+v, %v", matches, err)
 	}
-	c.Add(DefaultEvery)
+	c.Add(settings.DefaultSnapshotPoll)
 	wantIDs(t, f, nil...)
 	if n := strings.Count(logs.String(), "nothing was published yet"); n != 1 {
 		t.Errorf("warned %d times:\n%s", n, logs.String())
@@ -385,7 +386,7 @@ func TestFollowerEmptyUntilPublished(t *testing.T) {
 	if err := newWriter(m).Publish(ctx, docs("a")); err != nil {
 		t.Fatal(err)
 	}
-	c.Add(DefaultEvery)
+	c.Add(settings.DefaultSnapshotPoll)
 	wantIDs(t, f, "a")
 }
 
@@ -493,7 +494,7 @@ func TestFollowerRefusesAtInit(t *testing.T) {
 			if err := newWriter(m).Publish(ctx, docs("good")); err != nil {
 				t.Fatal(err)
 			}
-			c.Add(DefaultEvery)
+			c.Add(settings.DefaultSnapshotPoll)
 			wantIDs(t, f, "good")
 		})
 	}

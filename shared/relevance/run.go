@@ -14,6 +14,7 @@ import (
 
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/api"
+	"github.com/doclib/doclib/shared/backend/localsearch"
 	"github.com/doclib/doclib/shared/backend/memory"
 	"github.com/doclib/doclib/shared/httpapi"
 	"github.com/doclib/doclib/shared/search"
@@ -33,9 +34,8 @@ type Engine struct {
 
 // NewHandler returns the read API's handler over d, built as doclib-server
 // builds it with --store memory --search embedded --no-rate-limits and the
-// given embedder and rules settings (zero values: the offline embedder and its
-// default rules).
-func NewHandler(ctx context.Context, d *doclib.DataSet, emb settings.Embedder, rules settings.Rules) (http.Handler, error) {
+// given embedder and rules settings (zero rules: the embedder's defaults).
+func NewHandler(ctx context.Context, d *doclib.DataSet, emb search.Embedder, rules settings.Rules) (http.Handler, error) {
 	e, err := NewEngine(ctx, d, emb, rules, nil)
 	if err != nil {
 		return nil, err
@@ -45,8 +45,8 @@ func NewHandler(ctx context.Context, d *doclib.DataSet, emb settings.Embedder, r
 
 // NewEngine is NewHandler that also says which embedder and rules it runs, and
 // reports the embedding's progress (progress may be nil).
-func NewEngine(ctx context.Context, d *doclib.DataSet, emb settings.Embedder, rules settings.Rules, progress func(done, total int)) (*Engine, error) {
-	searcher, err := newSearcher(ctx, d, emb, rules, progress)
+func NewEngine(ctx context.Context, d *doclib.DataSet, emb search.Embedder, rules settings.Rules, progress func(done, total int)) (*Engine, error) {
+	searcher, err := localsearch.Searcher(ctx, d, emb, rules, progress) // as doclib-server's --search embedded
 	if err != nil {
 		return nil, err
 	}
@@ -57,15 +57,6 @@ func NewEngine(ctx context.Context, d *doclib.DataSet, emb settings.Embedder, ru
 	return &Engine{Handler: h, EmbedderID: searcher.Embedder.ID(), Rules: searcher.Rules}, nil
 }
 
-// newSearcher builds the embedded search engine as cmd/doclib-server does for
-// --search embedded: both call settings.Rules.Local.
-func newSearcher(ctx context.Context, d *doclib.DataSet, emb settings.Embedder, rs settings.Rules, progress func(done, total int)) (*search.Searcher, error) {
-	embedder, err := emb.Build(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("embedder: %w", err)
-	}
-	return rs.Local(ctx, d, embedder, progress)
-}
 
 // Signals a search hit can carry (api.Relevance), in the order reports list them.
 var Signals = []string{search.SignalLexical, search.SignalFuzzy, search.SignalSemantic,
@@ -202,7 +193,7 @@ feed:
 // Evaluate is the whole evaluation of one collection: its data set, doclib's
 // handler over it built with the given embedder and rules settings, and Run.
 // stage, when set, is told what starts ("indexing 1,033 documents").
-func Evaluate(ctx context.Context, c *Collection, emb settings.Embedder, rules settings.Rules, stage func(string),
+func Evaluate(ctx context.Context, c *Collection, emb search.Embedder, rules settings.Rules, stage func(string),
 	embedProgress func(done, total int), opts Options) (*Report, error) {
 	start := time.Now()
 	if stage == nil {

@@ -12,7 +12,9 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/doclib/doclib/shared/backend/offline"
 	"github.com/doclib/doclib/shared/data/dataset"
+	"github.com/doclib/doclib/shared/search"
 	"github.com/doclib/doclib/shared/settings"
 )
 
@@ -228,7 +230,7 @@ func TestCutQuery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := NewHandler(context.Background(), d, settings.Embedder{}, settings.Rules{})
+	h, err := NewHandler(context.Background(), d, hashing(t), settings.Rules{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,7 +381,7 @@ func TestRunThroughTheHandler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := NewEngine(ctx, d, settings.Embedder{}, settings.Rules{}, nil)
+	e, err := NewEngine(ctx, d, hashing(t), settings.Rules{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -484,14 +486,24 @@ func TestRunThroughTheHandler(t *testing.T) {
 func TestEvaluate(t *testing.T) {
 	c := load(t, tiny)
 	var stages []string
-	r, err := Evaluate(context.Background(), c, settings.Embedder{}, settings.Rules{}, func(s string) { stages = append(stages, s) }, nil, Options{})
+	r, err := Evaluate(context.Background(), c, hashing(t), settings.Rules{}, func(s string) { stages = append(stages, s) }, nil, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(stages, []string{"indexing 5 documents", "3 queries"}) || r.Embedder == "" || r.Timing.Wall <= 0 {
 		t.Errorf("stages %q, embedder %q, wall %v", stages, r.Embedder, r.Timing.Wall)
 	}
-	if _, err := Evaluate(context.Background(), c, settings.Embedder{Kind: "nope"}, settings.Rules{}, nil, nil, Options{}); err == nil {
-		t.Error("an unknown embedder was accepted")
+	if _, err := Evaluate(context.Background(), c, hashing(t), settings.Rules{Weights: "meaning=0.3"}, nil, nil, Options{}); err == nil {
+		t.Error("an unknown search weight was accepted")
 	}
+}
+
+// hashing is the offline embedder, doclib-server's default.
+func hashing(t testing.TB) search.Embedder {
+	t.Helper()
+	e, err := offline.NewHashing(0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }

@@ -1,0 +1,120 @@
+// Package wiring builds what shared/settings chooses: the embedder, the
+// OpenSearch backend and the embedded tier's snapshot follower and writer. A
+// program calls it where it starts, in its main, so that each main shows the
+// backends it runs and a function that does not search (the authorizer, the
+// libraries and documents functions, the CLI) links none of their clients.
+// Only mains import it; internal/layout checks.
+package wiring
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/aws/aws-sdk-go-v2/config"
+
+	"github.com/doclib/doclib/shared/backend/bedrock"
+	"github.com/doclib/doclib/shared/backend/localsearch"
+	"github.com/doclib/doclib/shared/backend/offline"
+	"github.com/doclib/doclib/shared/backend/openai"
+	"github.com/doclib/doclib/shared/backend/opensearch"
+	"github.com/doclib/doclib/shared/backend/s3blobs"
+	"github.com/doclib/doclib/shared/backend/snapshot"
+	"github.com/doclib/doclib/shared/search"
+	"github.com/doclib/doclib/shared/settings"
+)
+
+// Embedder makes the embedder of e, once per process: the offline hashing one
+// (the default), an OpenAI-compatible server's, or Bedrock's.
+func Embedder(ctx context.Context, e settings.Embedder) (search.Embedder, error) {
+	if err := e.Validate(); err != nil {
+		return nil, fmt.Errorf("embedder: %w", err)
+	}
+	var out search.Embedder
+	var err error
+	switch e.Kind {
+	case "openai":
+		out, err = openai.New(ctx, openai.Config{BaseURL: e.URL, Model: e.Model, APIKey: e.APIKey,
+			Dimensions: e.Dimensions, RequestDimensions: e.Dimensions > 0})
+	case "bedrock":
+		out, err = bedrock.NewFromAWS(ctx, e.Region, bedrock.Config{Model: e.Model, Dimensions: e.Dimensions})
+	default:
+		out, err = offline.NewHashing(0, nil)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("embedder: %w", err)
+	}
+	return out, nil
+}
+
+// OpenSearch makes the backend of cluster o for the vectors of e. It makes no
+// call to the cluster: a cold start pays only for what its first request
+// needs.
+func OpenSearch(ctx context.Context, o settings.OpenSearch, e search.Embedder) (*opensearch.Backend, error) {
+	if err := o.Validate(); err != nil {
+		return nil, fmt.Errorf("search settings: %w", err)
+	}
+	cfg := opensearch.Config{URL: o.URL, Alias: o.Alias, Dimensions: e.Dimensions(), Embedder: e.ID(),
+		Username: o.Username, Password: o.Password, AWSService: o.AWSService}
+	if o.AWSService != "" {
+		ac, err := config.LoadDefaultConfig(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("AWS configuration for signing OpenSearch requests: %w", err)
+		}
+		if ac.Region == "" {
+			return nil, errors.New("signing OpenSearch requests needs AWS_REGION")
+		}
+		cfg.AWS = &ac
+	}
+	return opensearch.New(cfg)
+}
+
+// EnsureIndex is the indexer's check on OpenSearch, made before a batch
+// first writes and again every indexer.DefaultCheckEvery: the alias points at
+// an index of this embedder, and an empty one is created when it has gone.
+func EnsureIndex(b *opensearch.Backend, e search.Embedder, log *slog.Logger) func(context.Context) error {
+	return func(ctx context.Context) error {
+		created, err := b.EnsureIndex(ctx)
+		if created {
+			log.Warn("indexer: the alias had gone; created an empty index behind it", "alias", b.Alias(), "embedder", e.ID())
+		}
+		return err
+	}
+}
+
+// SnapshotFollower is the search function's side of the embedded tier: the
+// engine over the newest snapshot in s's bucket, loaded now, so that the first
+// search finds it built. A snapshot it cannot use leaves it answering 503
+// until a good one is published (snapshot.Follower).
+func SnapshotFollower(ctx context.Context, s settings.Snapshots, e search.Embedder, log *slog.Logger) (*snapshot.Follower, error) {
+	if err := s.Validate(); err != nil {
+		return nil, fmt.Errorf("search settings: %w", err)
+	}
+	blobs, err := s3blobs.Connect(ctx, s.Bucket)
+	if err != nil {
+		return nil, err
+	}
+	f := &snapshot.Follower{Blobs: blobs, Embedder: e.ID(), Dimensions: e.Dimensions(), Every: s.Poll, Logger: log,
+		Build: func(ctx context.Context, docs []search.IndexDoc) (search.Retriever, error) {
+			return localsearch.FromDocs(ctx, docs, e, localsearch.Options{})
+		}}
+	if err := f.Load(ctx); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// SnapshotWriter is the indexer's side of the embedded tier: it refuses a
+// snapshot of another embedder itself and publishes once per batch
+// (search.Committer).
+func SnapshotWriter(ctx context.Context, s settings.Snapshots, e search.Embedder, log *slog.Logger) (*snapshot.Writer, error) {
+	if err := s.Validate(); err != nil {
+		return nil, fmt.Errorf("search settings: %w", err)
+	}
+	blobs, err := s3blobs.Connect(ctx, s.Bucket)
+	if err != nil {
+		return nil, err
+	}
+	return snapshot.NewWriter(blobs, e, log), nil
+}

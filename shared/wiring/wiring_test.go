@@ -1,0 +1,51 @@
+package wiring
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/doclib/doclib/shared/settings"
+)
+
+func TestEmbedder(t *testing.T) {
+	ctx := context.Background()
+	e, err := Embedder(ctx, settings.Embedder{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(e.ID(), "hash") {
+		t.Errorf("default embedder is %q, want the offline hashing one", e.ID())
+	}
+	for _, c := range []struct {
+		e    settings.Embedder
+		want string
+	}{
+		{settings.Embedder{Kind: "word2vec"}, `not "word2vec"`},
+		{settings.Embedder{Kind: "openai", Model: "m"}, "needs a URL and a model"},
+		{settings.Embedder{Kind: "openai", URL: "http://x"}, "needs a URL and a model"},
+		{settings.Embedder{Kind: "hash", Dimensions: -1}, "0 (the model's default) or more"},
+	} {
+		_, err := Embedder(ctx, c.e)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: error %v, want one containing %q", c.e, err, c.want)
+		}
+	}
+}
+
+func TestOpenSearchNeedsURL(t *testing.T) {
+	e, err := Embedder(context.Background(), settings.Embedder{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenSearch(context.Background(), settings.OpenSearch{}, e); err == nil || !strings.Contains(err.Error(), "--opensearch-url") {
+		t.Errorf("error %v, want one asking for the URL", err)
+	}
+	if _, err := OpenSearch(context.Background(), settings.OpenSearch{URL: "http://x", AWSService: "s3"}, e); err == nil {
+		t.Error("AWS service s3 accepted")
+	}
+	b, err := OpenSearch(context.Background(), settings.OpenSearch{URL: "http://localhost:9"}, e)
+	if err != nil || b == nil {
+		t.Fatalf("backend %v, error %v", b, err)
+	}
+}
