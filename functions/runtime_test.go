@@ -21,8 +21,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/doclib/doclib/internal/dynalitetest"
-	"github.com/doclib/doclib/internal/fakeopensearch"
+	"github.com/doclib/doclib/internal/standin/dynalitetest"
+	"github.com/doclib/doclib/internal/standin/fakeopensearch"
 	"github.com/doclib/doclib/shared/aws/lambdaapp"
 	"github.com/doclib/doclib/shared/aws/lambdabuild"
 	"github.com/doclib/doclib/shared/backend/dynamo"

@@ -18,7 +18,6 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/doclib/doclib/shared/aws/indexer"
 	"github.com/doclib/doclib/shared/aws/lambdaapp"
 	"github.com/doclib/doclib/shared/aws/trigger"
 	"github.com/doclib/doclib/shared/aws/usageplan"
@@ -26,6 +25,7 @@ import (
 	"github.com/doclib/doclib/shared/backend/opensearch"
 	"github.com/doclib/doclib/shared/backend/snapshot"
 	"github.com/doclib/doclib/shared/data/dataset"
+	"github.com/doclib/doclib/shared/indexer"
 	"github.com/doclib/doclib/shared/search"
 	"github.com/doclib/doclib/shared/settings"
 	"github.com/doclib/doclib/shared/wiring"

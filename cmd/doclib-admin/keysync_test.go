@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/doclib/doclib/internal/fakeapigateway"
+	"github.com/doclib/doclib/internal/standin/fakeapigateway"
 	"github.com/doclib/doclib/shared/aws/usageplan"
 	"github.com/doclib/doclib/shared/backend/dynamo"
 )

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/doclib/doclib/internal/apitest"
+	"github.com/doclib/doclib/internal/suites/demoapi"
 	"github.com/doclib/doclib/shared/data/dataset"
 	"github.com/doclib/doclib/shared/httpapi"
 )
@@ -40,7 +40,7 @@ func get(t *testing.T, file, key, path string, want int) map[string]any {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := apitest.ServiceOf(d, nil)
+	svc, err := demoapi.ServiceOf(d, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/pflag"
 
 	doclib "github.com/doclib/doclib/shared"
-	"github.com/doclib/doclib/shared/aws/indexer"
 	"github.com/doclib/doclib/shared/httpapi"
+	"github.com/doclib/doclib/shared/indexer"
 	"github.com/doclib/doclib/shared/settings"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/doclib/doclib/internal/fixture"
+	"github.com/doclib/doclib/internal/suites/fixture"
 	"github.com/doclib/doclib/shared/api"
 	"github.com/doclib/doclib/shared/backend/dynamo"
 	"github.com/doclib/doclib/shared/data/dataset"

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	doclib "github.com/doclib/doclib/shared"
-	"github.com/doclib/doclib/shared/aws/indexer"
 	"github.com/doclib/doclib/shared/backend/dynamo"
 	"github.com/doclib/doclib/shared/backend/localsearch"
 	"github.com/doclib/doclib/shared/backend/memory"
@@ -24,6 +23,7 @@ import (
 	"github.com/doclib/doclib/shared/data/dataset"
 	"github.com/doclib/doclib/shared/data/demo"
 	"github.com/doclib/doclib/shared/httpapi"
+	"github.com/doclib/doclib/shared/indexer"
 	"github.com/doclib/doclib/shared/search"
 	"github.com/doclib/doclib/shared/service"
 	"github.com/doclib/doclib/shared/settings"

@@ -18,10 +18,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/doclib/doclib/internal/apitest"
-	"github.com/doclib/doclib/internal/dynalitetest"
-	"github.com/doclib/doclib/internal/fakeopensearch"
-	"github.com/doclib/doclib/internal/fixture"
+	"github.com/doclib/doclib/internal/standin/dynalitetest"
+	"github.com/doclib/doclib/internal/standin/fakeopensearch"
+	"github.com/doclib/doclib/internal/suites/demoapi"
+	"github.com/doclib/doclib/internal/suites/fixture"
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/backend/dynamo"
 	"github.com/doclib/doclib/shared/data/dataset"
@@ -29,7 +29,7 @@ import (
 )
 
 // syncBuffer is a buffer safe to read while run writes to it.
-type syncBuffer = apitest.SyncBuffer
+type syncBuffer = demoapi.SyncBuffer
 
 var baseURL = regexp.MustCompile(`doclib read API at (http://\S+)`)
 

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/doclib/doclib/internal/apitest"
+	"github.com/doclib/doclib/internal/suites/demoapi"
 	"github.com/doclib/doclib/shared/clients/client"
 	"github.com/doclib/doclib/shared/httpapi"
 )
@@ -33,7 +33,7 @@ const (
 
 // handler is the API as doclib-server serves it on the demo data: the real
 // handler, the in-memory store and the embedded search.
-func handler(cfg httpapi.Config) (http.Handler, error) { return apitest.Handler(cfg) }
+func handler(cfg httpapi.Config) (http.Handler, error) { return demoapi.Handler(cfg) }
 
 // apiSrv is the server most tests share; tests that need limits start their own.
 var apiSrv *httptest.Server
@@ -149,7 +149,7 @@ func (c *cli) every(args ...string) string {
 
 // syncBuffer is a buffer safe for a writer and a reader at once (the MCP
 // server logs from its own goroutines).
-type syncBuffer = apitest.SyncBuffer
+type syncBuffer = demoapi.SyncBuffer
 
 // decode reads --json output into v, refusing fields v does not have.
 func decode(t *testing.T, out string, v any) {

@@ -8,10 +8,10 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/doclib/doclib/shared/aws/indexer"
 	"github.com/doclib/doclib/shared/aws/lambdaapp"
 	"github.com/doclib/doclib/shared/backend/dynamo"
 	"github.com/doclib/doclib/shared/backend/opensearch"
+	"github.com/doclib/doclib/shared/indexer"
 	"github.com/doclib/doclib/shared/settings"
 	"github.com/doclib/doclib/shared/wiring"
 )
@@ -43,7 +43,7 @@ func newHandler(ctx context.Context, getenv func(string) string, log *slog.Logge
 	if err != nil {
 		return nil, err
 	}
-	t.ConsistentRead = true // a re-read after a stream record must see that record's write
+	t.ConsistentRead = true                            // a re-read after a stream record must see that record's write
 	embedder, err := wiring.Embedder(ctx, ss.Embedder) // Bedrock in the stack
 	if err != nil {
 		return nil, err

@@ -328,7 +328,7 @@ func envLimits(cfg Config) map[string]*string {
 //     with several shards several indexers may run. In the embedded tier
 //     each commit reads the snapshot in service and publishes a whole new
 //     one; two at once conflict on the pointer's conditional write, and the
-//     loser redoes its batch over the winner's snapshot (shared/aws/indexer,
+//     loser redoes its batch over the winner's snapshot (shared/indexer,
 //     Handle), so no reservation is needed for correctness. A reservation of
 //     1 would make the writers take turns instead, on accounts that can
 //     spare it: a throttled batch waits and is retried by Lambda until it

@@ -41,7 +41,7 @@ const (
 	embeddedWindowSec = 10
 )
 
-// streamFilters keep the stream records the indexer acts on (shared/aws/indexer
+// streamFilters keep the stream records the indexer acts on (shared/indexer
 // Indexer.Affected) and drop the rest before Lambda is invoked: the rate
 // limiter's RL# windows (two writes per request, and their TTL deletes), the
 // AI-credit ledger's WS#…/CREDIT (one per search), devices, key listings,

@@ -9,8 +9,8 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	doclib "github.com/doclib/doclib/shared"
-	"github.com/doclib/doclib/shared/aws/indexer"
 	"github.com/doclib/doclib/shared/aws/lambdaapp"
+	"github.com/doclib/doclib/shared/indexer"
 )
 
 // nopUsage turns the indexer's usage sync on, as DOCLIB_USAGE_PLANS does.

@@ -17,9 +17,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/doclib/doclib/internal/apisuite"
-	"github.com/doclib/doclib/internal/dynalitetest"
 	"github.com/doclib/doclib/internal/standin"
+	"github.com/doclib/doclib/internal/standin/dynalitetest"
+	"github.com/doclib/doclib/internal/suites/apisuite"
 	"github.com/doclib/doclib/shared/backend/s3blobs"
 	"github.com/doclib/doclib/shared/backend/snapshot"
 )

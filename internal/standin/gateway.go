@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/doclib/doclib/internal/cfn"
-	"github.com/doclib/doclib/internal/restapi"
+	"github.com/doclib/doclib/internal/standin/cfn"
+	"github.com/doclib/doclib/internal/standin/restapi"
 )
 
 // functionOfURI takes the function name out of an integration or authorizer

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/doclib/doclib/internal/cfn"
-	"github.com/doclib/doclib/internal/iampolicy"
+	"github.com/doclib/doclib/internal/standin/cfn"
+	"github.com/doclib/doclib/internal/standin/iampolicy"
 )
 
 // streamReadActions are what Lambda's event source mapping does with a

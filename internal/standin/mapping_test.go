@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/doclib/doclib/internal/dynalitetest"
 	"github.com/doclib/doclib/internal/standin"
+	"github.com/doclib/doclib/internal/standin/dynalitetest"
 )
 
 // withTemplate is the shared assembly with its template changed by edit.

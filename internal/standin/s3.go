@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/doclib/doclib/internal/cfn"
-	"github.com/doclib/doclib/internal/fakes3"
-	"github.com/doclib/doclib/internal/iampolicy"
+	"github.com/doclib/doclib/internal/standin/cfn"
+	"github.com/doclib/doclib/internal/standin/fakes3"
+	"github.com/doclib/doclib/internal/standin/iampolicy"
 )
 
 // bucket is one AWS::S3::Bucket of the template.

@@ -8,8 +8,8 @@ import (
 
 	"github.com/johannesboyne/gofakes3"
 
-	"github.com/doclib/doclib/internal/cfn"
-	"github.com/doclib/doclib/internal/iampolicy"
+	"github.com/doclib/doclib/internal/standin/cfn"
+	"github.com/doclib/doclib/internal/standin/iampolicy"
 )
 
 // snapshotTemplate is the shape CDK synthesizes for a versioned bucket with

@@ -20,10 +20,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/doclib/doclib/internal/apisuite"
-	"github.com/doclib/doclib/internal/dynalitetest"
-	"github.com/doclib/doclib/internal/fakebedrock"
 	"github.com/doclib/doclib/internal/standin"
+	"github.com/doclib/doclib/internal/standin/dynalitetest"
+	"github.com/doclib/doclib/internal/standin/fakebedrock"
+	"github.com/doclib/doclib/internal/suites/apisuite"
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/aws/usageplan"
 	"github.com/doclib/doclib/shared/backend/dynamo"

@@ -16,7 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/doclib/doclib/internal/lambdaemu"
+	"github.com/doclib/doclib/internal/standin/lambdaemu"
 )
 
 // stream stands in for a table's DynamoDB stream and the Lambda event source

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/doclib/doclib/internal/cfn"
+	"github.com/doclib/doclib/internal/standin/cfn"
 )
 
 // The account and Region every stand-in runs in.

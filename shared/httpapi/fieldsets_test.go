@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/doclib/doclib/internal/fixture"
+	"github.com/doclib/doclib/internal/suites/fixture"
 )
 
 // The field sets below are copied from the tables of docs/api.md and the lists of

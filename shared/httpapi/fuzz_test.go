@@ -9,7 +9,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/doclib/doclib/internal/fixture"
+	"github.com/doclib/doclib/internal/suites/fixture"
 	"github.com/doclib/doclib/shared/backend/memory"
 	"github.com/doclib/doclib/shared/httpapi"
 	"github.com/doclib/doclib/shared/service"

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/doclib/doclib/internal/dynalitetest"
-	"github.com/doclib/doclib/internal/fixture"
-	"github.com/doclib/doclib/internal/oapitest"
+	"github.com/doclib/doclib/internal/standin/dynalitetest"
+	"github.com/doclib/doclib/internal/suites/fixture"
+	"github.com/doclib/doclib/internal/suites/openapicheck"
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/backend/dynamo"
 	"github.com/doclib/doclib/shared/backend/localsearch"
@@ -31,7 +31,7 @@ var testNow = time.Date(2026, 11, 22, 12, 0, 30, 0, time.UTC)
 
 type testServer struct {
 	*httptest.Server
-	oapi *oapitest.Validator
+	oapi *openapicheck.Validator
 	// balance returns a workspace's AI credit in the server's ledger.
 	balance func(ws string) int64
 }
@@ -157,7 +157,7 @@ func newServer(t testing.TB, o options) *testServer {
 	}
 	srv := httptest.NewServer(httpapi.NewServer(cfg))
 	t.Cleanup(srv.Close)
-	return &testServer{Server: srv, oapi: oapitest.Load(t), balance: b.balance}
+	return &testServer{Server: srv, oapi: openapicheck.Load(t), balance: b.balance}
 }
 
 var hugeNumber = regexp.MustCompile(`=[0-9]{19,}`)

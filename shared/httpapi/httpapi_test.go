@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/doclib/doclib/internal/fixture"
+	"github.com/doclib/doclib/internal/suites/fixture"
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/api"
 	"github.com/doclib/doclib/shared/backend/memory"

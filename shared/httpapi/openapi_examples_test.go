@@ -29,8 +29,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/doclib/doclib/internal/oapitest"
-	"github.com/doclib/doclib/internal/yamlnode"
+	"github.com/doclib/doclib/internal/checks/yamlnode"
+	"github.com/doclib/doclib/internal/suites/openapicheck"
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/backend/memory"
 	"github.com/doclib/doclib/shared/data/demo"
@@ -95,7 +95,7 @@ type openAPIDoc struct {
 
 func loadOpenAPIDoc(t *testing.T) openAPIDoc {
 	t.Helper()
-	path := filepath.Join("..", "..", filepath.FromSlash(oapitest.DocumentPath))
+	path := filepath.Join("..", "..", filepath.FromSlash(openapicheck.DocumentPath))
 	text, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -282,7 +282,7 @@ func TestOpenAPIExamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := oapitest.Load(t)
+	v := openapicheck.Load(t)
 	codes := map[string]bool{}
 	var updates []valueUpdate
 	for _, e := range examples {

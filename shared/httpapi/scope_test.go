@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/doclib/doclib/internal/fixture"
+	"github.com/doclib/doclib/internal/suites/fixture"
 )
 
 // TestScopeNeverLeaks asks every endpoint about every ID of the fixture with the

@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/doclib/doclib/internal/fixture"
+	"github.com/doclib/doclib/internal/suites/fixture"
 	"github.com/doclib/doclib/shared/api"
 	"github.com/doclib/doclib/shared/data/dataset"
 	"github.com/doclib/doclib/shared/search"

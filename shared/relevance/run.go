@@ -57,7 +57,6 @@ func NewEngine(ctx context.Context, d *doclib.DataSet, emb search.Embedder, rule
 	return &Engine{Handler: h, EmbedderID: searcher.Embedder.ID(), Rules: searcher.Rules}, nil
 }
 
-
 // Signals a search hit can carry (api.Relevance), in the order reports list them.
 var Signals = []string{search.SignalLexical, search.SignalFuzzy, search.SignalSemantic,
 	search.SignalSourceRecordings, search.SignalFallback}

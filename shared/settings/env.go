@@ -127,7 +127,7 @@ const (
 	// of Lambda's arm64 (the stand-in, internal/standin, runs them here).
 	EnvLambdaArch = "DOCLIB_LAMBDA_GOARCH"
 	// EnvDynalite overrides where the dynalite executable is
-	// (internal/dynalitetest; scripts/tools sets it).
+	// (internal/standin/dynalitetest; scripts/tools sets it).
 	EnvDynalite = "DOCLIB_DYNALITE"
 	// EnvRequireDynalite turns "dynalite is unavailable" from a skip into a
 	// failure, so that CI cannot pass by silently skipping the DynamoDB tests.

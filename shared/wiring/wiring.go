@@ -3,7 +3,7 @@
 // program calls it where it starts, in its main, so that each main shows the
 // backends it runs and a function that does not search (the authorizer, the
 // libraries and documents functions, the CLI) links none of their clients.
-// Only mains import it; internal/layout checks.
+// Only mains import it; internal/checks/layout checks.
 package wiring
 
 import (

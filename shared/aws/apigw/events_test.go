@@ -22,7 +22,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/doclib/doclib/internal/apitest"
+	"github.com/doclib/doclib/internal/suites/demoapi"
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/aws/apigw"
 	"github.com/doclib/doclib/shared/backend/memory"
@@ -48,7 +48,7 @@ type world struct {
 
 func newWorld(t testing.TB) *world {
 	t.Helper()
-	d, svc, err := apitest.Service(func() time.Time { return now })
+	d, svc, err := demoapi.Service(func() time.Time { return now })
 	if err != nil {
 		t.Fatal(err)
 	}

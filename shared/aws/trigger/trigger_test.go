@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 
-	"github.com/doclib/doclib/internal/fakelambda"
+	"github.com/doclib/doclib/internal/standin/fakelambda"
 	"github.com/doclib/doclib/shared/aws/trigger"
 )
 

@@ -19,13 +19,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/apigateway"
 	"github.com/aws/smithy-go"
 
-	"github.com/doclib/doclib/internal/fakeapigateway"
+	"github.com/doclib/doclib/internal/standin/fakeapigateway"
 )
 
 // testRegion is the Region of the test clients; TagResource ARNs name it.
 const testRegion = "eu-west-1"
 
-// fakeAPIGateway is internal/fakeapigateway's control plane behind a small
+// fakeAPIGateway is internal/standin/fakeapigateway's control plane behind a small
 // stand-in for IAM, so that a Syncer is tested as it runs in its stack.
 //
 // The fake itself authorises nothing (in the stand-in an IAM checker does).

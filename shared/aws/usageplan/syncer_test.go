@@ -11,7 +11,7 @@ import (
 
 	"github.com/aws/smithy-go"
 
-	"github.com/doclib/doclib/internal/fakeapigateway"
+	"github.com/doclib/doclib/internal/standin/fakeapigateway"
 	doclib "github.com/doclib/doclib/shared"
 )
 

@@ -36,7 +36,7 @@ import (
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
-	"github.com/doclib/doclib/internal/embedtest"
+	"github.com/doclib/doclib/internal/suites/embedtest"
 	"github.com/doclib/doclib/shared/search"
 )
 

@@ -5,9 +5,9 @@ import (
 	"os"
 	"testing"
 
-	"github.com/doclib/doclib/internal/dynalitetest"
-	"github.com/doclib/doclib/internal/fixture"
-	"github.com/doclib/doclib/internal/storetest"
+	"github.com/doclib/doclib/internal/standin/dynalitetest"
+	"github.com/doclib/doclib/internal/suites/fixture"
+	"github.com/doclib/doclib/internal/suites/storetest"
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/backend/dynamo"
 	"github.com/doclib/doclib/shared/data/dataset"

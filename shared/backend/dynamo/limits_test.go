@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/doclib/doclib/internal/dynalitetest"
-	"github.com/doclib/doclib/internal/fixture"
+	"github.com/doclib/doclib/internal/standin/dynalitetest"
+	"github.com/doclib/doclib/internal/suites/fixture"
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/backend/dynamo"
 	"github.com/doclib/doclib/shared/data/dataset"

@@ -8,11 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/doclib/doclib/shared/relevance"
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/analysis"
 	"github.com/doclib/doclib/shared/backend/localsearch"
 	"github.com/doclib/doclib/shared/backend/offline"
+	"github.com/doclib/doclib/shared/relevance"
 	"github.com/doclib/doclib/shared/search"
 )
 

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/doclib/doclib/internal/searchtest"
+	"github.com/doclib/doclib/internal/suites/searchtest"
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/backend/localsearch"
 	"github.com/doclib/doclib/shared/search"

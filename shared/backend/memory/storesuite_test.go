@@ -3,7 +3,7 @@ package memory_test
 import (
 	"testing"
 
-	"github.com/doclib/doclib/internal/storetest"
+	"github.com/doclib/doclib/internal/suites/storetest"
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/backend/memory"
 )

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/doclib/doclib/internal/embedtest"
+	"github.com/doclib/doclib/internal/suites/embedtest"
 	"github.com/doclib/doclib/shared/search"
 )
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/doclib/doclib/internal/fakeopensearch"
+	"github.com/doclib/doclib/internal/standin/fakeopensearch"
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/search"
 	"github.com/doclib/doclib/shared/settings"

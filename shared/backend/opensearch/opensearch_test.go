@@ -21,8 +21,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/doclib/doclib/internal/fakeopensearch"
-	"github.com/doclib/doclib/internal/fixture"
+	"github.com/doclib/doclib/internal/standin/fakeopensearch"
+	"github.com/doclib/doclib/internal/suites/fixture"
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/backend/offline"
 	"github.com/doclib/doclib/shared/data/dataset"

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/doclib/doclib/internal/searchtest"
+	"github.com/doclib/doclib/internal/suites/searchtest"
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/backend/opensearch"
 	"github.com/doclib/doclib/shared/search"

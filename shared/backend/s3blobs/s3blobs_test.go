@@ -16,7 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
-	"github.com/doclib/doclib/internal/fakes3"
+	"github.com/doclib/doclib/internal/standin/fakes3"
 	"github.com/doclib/doclib/shared/backend/snapshot"
 )
 

@@ -19,7 +19,7 @@ const (
 	// PartSize is the size of every part of a streamed upload but the last,
 	// and so what a streamed upload holds in memory: 16 MiB, nothing beside
 	// the indexer's 3 GB that holds the documents. Each part is a request
-	// billed as a PUT (internal/costs counts 8 for a 78 MB snapshot:
+	// billed as a PUT (internal/checks/costs counts 8 for a 78 MB snapshot:
 	// create, 5 parts, complete and the pointer); 16 MiB parts take an
 	// object up to 160 GiB, and a 500 MB snapshot is 30 UploadPart calls.
 	PartSize = 16 << 20

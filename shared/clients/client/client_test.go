@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/doclib/doclib/internal/apitest"
+	"github.com/doclib/doclib/internal/suites/demoapi"
 	"github.com/doclib/doclib/shared/backend/memory"
 	"github.com/doclib/doclib/shared/clients/client"
 	"github.com/doclib/doclib/shared/httpapi"
@@ -21,7 +21,7 @@ import (
 
 // server is the local server on the demo data, as doclib-server runs it.
 func server(t *testing.T, cfg httpapi.Config) *httptest.Server {
-	return apitest.NewServer(t, cfg).Server
+	return demoapi.NewServer(t, cfg).Server
 }
 
 const full = "dlk_demo_full_scope"
@@ -403,7 +403,7 @@ func TestDotAndEmptyIDsStayInTheirSegment(t *testing.T) {
 func TestAsksForCompressionAndDecodesIt(t *testing.T) {
 	var codings []string
 	var mu sync.Mutex
-	inner, err := apitest.Handler(httpapi.Config{})
+	inner, err := demoapi.Handler(httpapi.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/doclib/doclib/internal/apitest"
+	"github.com/doclib/doclib/internal/suites/demoapi"
 	"github.com/doclib/doclib/shared/clients/client"
 	"github.com/doclib/doclib/shared/httpapi"
 )
@@ -21,7 +21,7 @@ import (
 
 func benchSession(b *testing.B, key string) (*mcp.ClientSession, *client.Client) {
 	b.Helper()
-	api := apitest.NewServer(b, httpapi.Config{}) // no limiter: no rate limits
+	api := demoapi.NewServer(b, httpapi.Config{}) // no limiter: no rate limits
 	c, err := client.New(api.URL, key, client.WithRetries(0))
 	if err != nil {
 		b.Fatal(err)

@@ -13,7 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/doclib/doclib/internal/apitest"
+	"github.com/doclib/doclib/internal/suites/demoapi"
 	"github.com/doclib/doclib/shared/clients/client"
 	"github.com/doclib/doclib/shared/httpapi"
 )
@@ -29,9 +29,9 @@ const (
 
 // apiServer is the local read API on the demo data, as doclib-server runs it,
 // counting the requests it gets.
-type apiServer = apitest.Server
+type apiServer = demoapi.Server
 
-func newAPI(t *testing.T) *apiServer { return apitest.NewServer(t, httpapi.Config{}) }
+func newAPI(t *testing.T) *apiServer { return demoapi.NewServer(t, httpapi.Config{}) }
 
 func newClient(t *testing.T, url, key string) *client.Client {
 	t.Helper()
@@ -43,7 +43,7 @@ func newClient(t *testing.T, url, key string) *client.Client {
 }
 
 // logBuffer collects a logger's output, safe for concurrent writes.
-type logBuffer struct{ apitest.SyncBuffer }
+type logBuffer struct{ demoapi.SyncBuffer }
 
 func (l *logBuffer) logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug}))

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/doclib/doclib/internal/fixture"
+	"github.com/doclib/doclib/internal/suites/fixture"
 	"github.com/doclib/doclib/shared/data/dataset"
 )
 

@@ -29,9 +29,9 @@ import (
 	"time"
 
 	"github.com/doclib/doclib/infra/stack"
-	"github.com/doclib/doclib/internal/dynalitetest"
 	"github.com/doclib/doclib/internal/standin"
 	"github.com/doclib/doclib/internal/standin/cli"
+	"github.com/doclib/doclib/internal/standin/dynalitetest"
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/data/dataset"
 	"github.com/doclib/doclib/shared/data/demo"

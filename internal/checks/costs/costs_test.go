@@ -1,0 +1,95 @@
+package costs
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the generated blocks of README.md and docs/costs.md")
+
+// block is a generated part of a Markdown file, between two HTML comments.
+type block struct {
+	file, name string
+	want       func() string
+}
+
+var blocks = []block{
+	{"README.md", "table", func() string { return READMETable(Prices, Assumed) }},
+	{"docs/costs.md", "prices", func() string { return PricesTable(Prices) }},
+	{"docs/costs.md", "breakdown", func() string { return Breakdown(Prices, Assumed) }},
+}
+
+// TestPublishedFiguresMatchInputs recomputes every table the README and
+// docs/costs.md publish and fails when one differs from what its prices and
+// assumptions give: change an input, then run go test ./internal/checks/costs
+// -update and read the diff.
+func TestPublishedFiguresMatchInputs(t *testing.T) {
+	for _, b := range blocks {
+		path := filepath.Join("..", "..", "..", b.file)
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(raw)
+		begin, end := "<!-- costs:"+b.name+" -->\n", "<!-- /costs:"+b.name+" -->"
+		i, j := strings.Index(text, begin), strings.Index(text, end)
+		if i < 0 || j < i {
+			t.Errorf("%s: no block %q (want %q ... %q)", b.file, b.name, begin, end)
+			continue
+		}
+		got, want := text[i+len(begin):j], b.want()
+		if got == want {
+			continue
+		}
+		if *update {
+			text = text[:i+len(begin)] + want + text[j:]
+			if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		t.Errorf("%s: block %q is not what the inputs give (go test ./internal/checks/costs -update rewrites it); want:\n%s", b.file, b.name, want)
+	}
+}
+
+// TestDomainsMatchTheStack keeps the sizes here those of infra/stack/sizes.go.
+func TestDomainsMatchTheStack(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "infra", "stack", "sizes.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := string(raw)
+	for _, d := range Domains {
+		for _, s := range []string{`"` + d.DataType + `"`, "VolumeGB: " + strconv.Itoa(d.VolumeGB)} {
+			if !strings.Contains(src, s) {
+				t.Errorf("%s: infra/stack/sizes.go has no %s", d.Name, s)
+			}
+		}
+		if d.MasterType != "" && !strings.Contains(src, `MasterType: "`+d.MasterType+`", MasterCount: `+strconv.Itoa(d.MasterCount)) {
+			t.Errorf("%s: infra/stack/sizes.go has no %d × %s masters", d.Name, d.MasterCount, d.MasterType)
+		}
+	}
+}
+
+// TestEstimates pins a few lines by hand, so that a wrong formula cannot
+// pass by regenerating the tables.
+func TestEstimates(t *testing.T) {
+	near := func(what string, got, want float64) {
+		t.Helper()
+		if got < want-0.005 || got > want+0.005 {
+			t.Errorf("%s = %.4f, want %.4f", what, got, want)
+		}
+	}
+	// 2 × 0.178 × 730 + 200 × 0.122 + 6 + 2.20 + 0.45
+	near("standard at rest", AtRestDomain(Prices, Assumed, Domains[1]).Total(), 259.88+24.40+6+2.20+0.45)
+	// 3 × 0.356 × 730 + 3 × 0.135 × 730 + 600 × 0.122 + 6 + 2.20 + 0.45
+	near("large at rest", AtRestDomain(Prices, Assumed, Domains[2]).Total(), 779.64+295.65+73.20+8.65)
+	// 6 + 1.50 + 0.45 + 0.3 GB × 0.023
+	near("embedded at rest", AtRestEmbedded(Prices, Assumed).Total(), 6+1.50+0.45+0.0069)
+	// 0.2 + 0.02 s × 1 GB × 1M × 0.0000133334 = 0.4667, cold 1% × 0.3 s = 0.04
+	near("read Lambda", lambda(Prices, Assumed, Assumed.Read, "x").Total(), 0.2+0.266668+0.0400002)
+}
