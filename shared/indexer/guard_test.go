@@ -13,7 +13,6 @@ import (
 
 	"github.com/doclib/doclib/internal/standin/fakeopensearch"
 	"github.com/doclib/doclib/shared/backend/opensearch"
-	"github.com/doclib/doclib/shared/indexer"
 	"github.com/doclib/doclib/shared/search"
 )
 
@@ -58,7 +57,7 @@ func TestWarmIndexerChecksTheIndexAgain(t *testing.T) {
 	clock := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	x := newIndexer(t, world(), b)
 	x.Embedder = e
-	x.Now = func() time.Time { return clock }
+	x.Recheck.Now = func() time.Time { return clock }
 	x.CheckIndex = func(ctx context.Context) error { _, err := b.EnsureIndex(ctx); return err }
 	mapping := "GET /" + b.Alias() + "/_mapping"
 
@@ -72,10 +71,10 @@ func TestWarmIndexerChecksTheIndexAgain(t *testing.T) {
 	if n := count(cluster.Requests(), mapping); n != 2 {
 		t.Errorf("%d mapping reads, want the cold start's and one before the first write", n)
 	}
-	clock = clock.Add(indexer.DefaultCheckEvery - time.Second)
+	clock = clock.Add(search.IndexCheckEvery - time.Second)
 	handle(t, x, load(t, "dynamodb-modify-document.json"))
 	if n := count(cluster.Requests(), mapping); n != 2 {
-		t.Errorf("%d mapping reads: a passed check is trusted for %s", n, indexer.DefaultCheckEvery)
+		t.Errorf("%d mapping reads: a passed check is trusted for %s", n, search.IndexCheckEvery)
 	}
 
 	// doclib-admin reindex with another embedder swaps the alias.

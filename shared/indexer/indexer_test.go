@@ -224,7 +224,7 @@ func newIndexer(t *testing.T, src indexer.Source, idx search.Index) *indexer.Ind
 
 func load(t *testing.T, name string) events.DynamoDBEvent {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "..", "events", name))
+	b, err := os.ReadFile(filepath.Join("..", "..", "events", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +278,7 @@ func wantIndexed(t *testing.T, idx *fakeIndex, src *fakeSource, id string, recID
 }
 
 func TestEventFilesDecode(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("..", "..", "..", "events", "dynamodb-*.json"))
+	files, err := filepath.Glob(filepath.Join("..", "..", "events", "dynamodb-*.json"))
 	if err != nil || len(files) < 6 {
 		t.Fatalf("event files: %v, %v", files, err)
 	}
@@ -540,7 +540,7 @@ func TestFailedRecordWithoutSequenceNumber(t *testing.T) {
 }
 
 func TestIdempotent(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join("..", "..", "..", "events", "dynamodb-*.json"))
+	files, _ := filepath.Glob(filepath.Join("..", "..", "events", "dynamodb-*.json"))
 	for _, f := range files {
 		src, idx := world(), newFakeIndex()
 		x := newIndexer(t, src, idx)
