@@ -24,7 +24,7 @@ func main() {
 
 // newHandler wires the indexer from the environment the stack sets. Its init
 // makes no network call. On OpenSearch, before a batch first writes, and
-// again every indexer.DefaultCheckEvery (a reindex may swap the alias to an
+// again every search.IndexCheckEvery (a reindex may swap the alias to an
 // index of another embedder), the index is checked and created when
 // missing; on the embedded tier the snapshot writer refuses a snapshot of
 // another embedder itself. Either way another embedder's index fails every

@@ -21,7 +21,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -84,22 +83,14 @@ type Indexer struct {
 	// have swapped the alias to an index of another embedder, and writing this
 	// embedder's vectors there would mix two models. So it is called again
 	// before documents are embedded and written, at most once per
-	// CheckEvery while it passes and once per batch while it fails. When it
+	// Recheck.Every while it passes and once per batch while it fails. When it
 	// fails, every document the batch would write fails (their records come
 	// back); deletions go ahead, as they write no vector.
 	CheckIndex func(context.Context) error
-	// CheckEvery is how long a passed check is trusted; 0 means
-	// DefaultCheckEvery.
-	CheckEvery time.Duration
-	// Now is the clock of CheckEvery; nil means time.Now.
-	Now func() time.Time
-
-	checkMu sync.Mutex
-	checked time.Time // when CheckIndex last passed
+	// Recheck spaces the checks out (its zero value:
+	// search.IndexCheckEvery).
+	Recheck search.Recheck
 }
-
-// DefaultCheckEvery is how long the indexer trusts a passed CheckIndex.
-const DefaultCheckEvery = 5 * time.Minute
 
 // Change is what one stream record asks the indexer to look at again. Affected
 // reports it without reading the table; Handle expands libraries and workspaces
@@ -517,30 +508,14 @@ func (x *Indexer) indexCheck() func(context.Context) error {
 	}
 }
 
-// checkIndex calls CheckIndex unless it passed less than CheckEvery ago.
+// checkIndex calls CheckIndex unless it passed less than Recheck.Every ago.
 func (x *Indexer) checkIndex(ctx context.Context) error {
 	if x.CheckIndex == nil {
 		return nil
 	}
-	now := time.Now
-	if x.Now != nil {
-		now = x.Now
-	}
-	every := x.CheckEvery
-	if every <= 0 {
-		every = DefaultCheckEvery
-	}
-	x.checkMu.Lock()
-	defer x.checkMu.Unlock()
-	if !x.checked.IsZero() && now().Sub(x.checked) < every {
-		return nil
-	}
-	at := now()
-	if err := x.CheckIndex(ctx); err != nil {
-		x.checked = time.Time{}
+	if err := x.Recheck.Do(ctx, x.CheckIndex); err != nil {
 		return fmt.Errorf("indexer: check the index: %w", err)
 	}
-	x.checked = at
 	return nil
 }
 

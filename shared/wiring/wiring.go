@@ -71,7 +71,7 @@ func OpenSearch(ctx context.Context, o settings.OpenSearch, e search.Embedder) (
 }
 
 // EnsureIndex is the indexer's check on OpenSearch, made before a batch
-// first writes and again every indexer.DefaultCheckEvery: the alias points at
+// first writes and again every search.IndexCheckEvery: the alias points at
 // an index of this embedder, and an empty one is created when it has gone.
 func EnsureIndex(b *opensearch.Backend, e search.Embedder, log *slog.Logger) func(context.Context) error {
 	return func(ctx context.Context) error {

@@ -4,19 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
-	"time"
 
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/search"
 )
 
-// DefaultCheckEvery is how often a Checked backend reads the index's mapping
-// again: a reindex may swap the alias to an index of another embedder.
-const DefaultCheckEvery = 5 * time.Minute
-
 // Checked is the backend of a program that only searches (the search
-// function): before its first search, and again at most every Every, it
+// function): before its first search, and again at most every
+// search.IndexCheckEvery (a reindex may swap the alias), it
 // checks that the index behind the alias holds vectors of its embedder
 // (CheckIndex, one GET of the mapping), so that it never compares one model's
 // query vectors with another's document vectors. It never creates the index
@@ -27,13 +22,8 @@ const DefaultCheckEvery = 5 * time.Minute
 // the next search checks again.
 type Checked struct {
 	*Backend
-	// Every is the interval between checks (DefaultCheckEvery when 0).
-	Every time.Duration
-	// Now is the clock (time.Now when nil).
-	Now func() time.Time
-
-	mu      sync.Mutex
-	checked time.Time // when the last check passed; zero: never
+	// Recheck spaces the checks out (its zero value: search.IndexCheckEvery).
+	Recheck search.Recheck
 }
 
 var _ search.Backend = (*Checked)(nil)
@@ -55,23 +45,9 @@ func (c *Checked) MostActive(ctx context.Context, q *search.Query, f search.Filt
 }
 
 func (c *Checked) check(ctx context.Context) error {
-	now := time.Now
-	if c.Now != nil {
-		now = c.Now
-	}
-	every := c.Every
-	if every <= 0 {
-		every = DefaultCheckEvery
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.checked.IsZero() && now().Sub(c.checked) < every {
-		return nil
-	}
-	err := c.Backend.CheckIndex(ctx)
+	err := c.Recheck.Do(ctx, c.Backend.CheckIndex)
 	switch {
 	case err == nil:
-		c.checked = now()
 		return nil
 	case errors.Is(err, ErrIncompatible):
 		return doclib.Unavailable(err) // ErrIncompatible says what cures it

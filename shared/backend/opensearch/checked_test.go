@@ -26,7 +26,7 @@ func TestCheckedChecksBeforeTheFirstSearch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return &Checked{Backend: b, Every: time.Minute, Now: now}
+		return &Checked{Backend: b, Recheck: search.Recheck{Every: time.Minute, Now: now}}
 	}
 	q := &search.Query{Text: "invoice", Libraries: []string{"lib_a"}, Limit: 10}
 	for _, c := range []struct {
