@@ -23,6 +23,7 @@ import (
 	"sync"
 
 	"github.com/aws/aws-lambda-go/events"
+	"golang.org/x/sync/errgroup"
 
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/search"
@@ -531,8 +532,8 @@ func (x *Indexer) indexChunk(ctx context.Context, ids []string, ws *workspaces, 
 	built := make([]*search.IndexDoc, len(ids))
 	errs := make([]error, len(ids))
 	var gone []string
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, concurrency)
+	var g errgroup.Group // each document's error is its own (errs), not the batch's
+	g.SetLimit(concurrency)
 	for i, id := range ids {
 		doc, ok := docs[id]
 		switch {
@@ -543,14 +544,12 @@ func (x *Indexer) indexChunk(ctx context.Context, ids []string, ws *workspaces, 
 			failed = append(failed, id)
 			continue
 		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
+		g.Go(func() error {
 			built[i], errs[i] = x.build(ctx, doc, ws)
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	_ = g.Wait() // every func returns nil
 
 	var up []search.IndexDoc
 	var upIDs []string

@@ -21,9 +21,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/blevesearch/vellum"
 	"github.com/blevesearch/vellum/levenshtein"
+	"golang.org/x/sync/errgroup"
 
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/analysis"
@@ -469,42 +471,26 @@ const embedBatch = 256
 func embedAll(ctx context.Context, e search.Embedder, texts []string, workers int, p *progress) ([]float32, error) {
 	dims := e.Dimensions()
 	out := make([]float32, len(texts)*dims)
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	batches := make(chan int)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for start := range batches {
-				end := min(start+embedBatch, len(texts))
-				vs, err := e.Embed(ctx, texts[start:end])
-				if err == nil {
-					err = search.CheckVectors(vs, end-start, dims)
-				}
-				if err != nil {
-					cancel(fmt.Errorf("localsearch: embed texts %d to %d: %w", start, end-1, err))
-					return
-				}
-				for i, v := range vs {
-					copy(out[(start+i)*dims:], v)
-				}
-				p.add(end - start)
+	g, gctx := errgroup.WithContext(ctx) // the first error cancels the other batches
+	g.SetLimit(workers)
+	for start := 0; start < len(texts) && gctx.Err() == nil; start += embedBatch {
+		g.Go(func() error {
+			end := min(start+embedBatch, len(texts))
+			vs, err := e.Embed(gctx, texts[start:end])
+			if err == nil {
+				err = search.CheckVectors(vs, end-start, dims)
 			}
-		}()
+			if err != nil {
+				return fmt.Errorf("localsearch: embed texts %d to %d: %w", start, end-1, err)
+			}
+			for i, v := range vs {
+				copy(out[(start+i)*dims:], v)
+			}
+			p.add(end - start)
+			return nil
+		})
 	}
-feed:
-	for start := 0; start < len(texts); start += embedBatch {
-		select {
-		case batches <- start:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(batches)
-	wg.Wait()
-	if err := context.Cause(ctx); err != nil {
+	if err := errors.Join(g.Wait(), ctx.Err()); err != nil { // ctx: ended before the first batch
 		return nil, err
 	}
 	return out, nil
@@ -523,18 +509,25 @@ func (x *Index) buildLexical(ctx context.Context, n int, text func(i int) (title
 	analysed := make([][]termFreq, n)
 	x.titleLen = make([]uint16, n)
 	x.bodyLen = make([]uint16, n)
-	var wg sync.WaitGroup
-	next := make(chan int)
+	// Each worker keeps its own scratch space, so the documents are dealt out
+	// by a counter rather than one goroutine each.
+	var next atomic.Int64
+	g, gctx := errgroup.WithContext(ctx)
 	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		g.Go(func() error {
 			// A document's terms in order of first occurrence, and where each
 			// is in order: reused from one document to the next, as a map
 			// made and grown per document cost most of the analysis.
 			var order []termFreq
 			counts := map[string]int{}
-			for i := range next {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return nil
+				}
+				if i%64 == 0 && gctx.Err() != nil {
+					return gctx.Err()
+				}
 				if len(counts) > 4096 { // after a long document: clear costs its capacity
 					counts = map[string]int{}
 				}
@@ -570,19 +563,9 @@ func (x *Index) buildLexical(ctx context.Context, n int, text func(i int) (title
 				x.bodyLen[i] = body
 				analysed[i] = slices.Clone(order)
 			}
-		}()
+		})
 	}
-feed:
-	for i := range n {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(next)
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
+	if err := g.Wait(); err != nil {
 		return err
 	}
 
