@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 
+	"github.com/doclib/doclib/infra/domainsizes"
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/aws/lambdaapp"
 	"github.com/doclib/doclib/shared/httpapi"
@@ -59,7 +60,7 @@ type Config struct {
 	// SearchMemoryMB is the search function's memory in the embedded tier
 	// (DefaultSearchMemoryMB unless given); 0 in the domain tier.
 	SearchMemoryMB int
-	// OpenSearchSize names the domain's sizing profile (DomainProfiles);
+	// OpenSearchSize names the domain's sizing profile (infra/domainsizes);
 	// the fields below start from it, and the Domain* context keys override
 	// the instance type, count and volume. In the embedded tier, which has
 	// no domain, they are all empty.
@@ -129,14 +130,14 @@ type Config struct {
 }
 
 // Defaults are the values of a context key that is not given.
-var Defaults = Config{
+var Defaults = Config{ // the standard size (infra/domainsizes)
 	Customer:            "demo",
 	Search:              SearchDomain,
-	OpenSearchSize:      sizeStandard,
-	DomainInstanceType:  standardProfile.InstanceType,
-	DomainInstanceCount: standardProfile.InstanceCount,
-	DomainVolumeGB:      standardProfile.VolumeGB,
-	DomainZones:         standardProfile.Zones,
+	OpenSearchSize:      domainsizes.Standard,
+	DomainInstanceType:  domainsizes.Profiles[1].InstanceType,
+	DomainInstanceCount: domainsizes.Profiles[1].InstanceCount,
+	DomainVolumeGB:      domainsizes.Profiles[1].VolumeGB,
+	DomainZones:         domainsizes.Profiles[1].Zones,
 	BedrockModel:        "amazon.titan-embed-text-v2:0",
 	EmbedDimensions:     1024,
 	KeyLimit:            doclib.KeyLimit,
@@ -228,9 +229,9 @@ func ParseConfig(get func(key string) any) (Config, error) {
 	})
 	p.refuseOtherTier(c.Search)
 	p.str(KeyOpenSearchSize, &c.OpenSearchSize, func(v string) error {
-		prof, ok := profileNamed(v)
+		prof, ok := domainsizes.Named(v)
 		if !ok {
-			return fmt.Errorf("use %s (docs: infra/README.md, \"OpenSearch sizes\")", profileNames())
+			return fmt.Errorf("use %s (docs: infra/README.md, \"OpenSearch sizes\")", domainsizes.Names())
 		}
 		c.DomainInstanceType, c.DomainInstanceCount, c.DomainVolumeGB = prof.InstanceType, prof.InstanceCount, prof.VolumeGB
 		c.DomainZones, c.DomainMasterType, c.DomainMasterCount = prof.Zones, prof.MasterType, prof.MasterCount

@@ -198,7 +198,7 @@ func newDomain(s awscdk.Stack, cfg Config, reader awsiam.IRole, writers []awsiam
 	}
 }
 
-// clusterConfig places the domain's nodes as its size says (sizes.go).
+// clusterConfig places the domain's nodes as its size says (infra/domainsizes).
 func clusterConfig(cfg Config) *awsopensearchservice.CfnDomain_ClusterConfigProperty {
 	c := &awsopensearchservice.CfnDomain_ClusterConfigProperty{
 		InstanceType:         jsii.String(cfg.DomainInstanceType),

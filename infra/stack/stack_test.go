@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/cxapi"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/doclib/doclib/infra/domainsizes"
 	"github.com/doclib/doclib/shared/aws/lambdaapp"
 	"github.com/doclib/doclib/shared/aws/usageplan"
 	"github.com/doclib/doclib/shared/backend/dynamo"
@@ -601,7 +602,7 @@ func TestOpenSearchDomain(t *testing.T) {
 // checks that each suppression is on a resource and says why.
 func TestCdkNagAwsSolutions(t *testing.T) {
 	for _, variant := range []map[string]any{defaultContext, customContext,
-		{KeyOpenSearchSize: sizeSmall}, {KeyOpenSearchSize: sizeLarge}, {KeyRetain: "false"}, {KeyUsagePlans: "false"},
+		{KeyOpenSearchSize: domainsizes.Small}, {KeyOpenSearchSize: domainsizes.Large}, {KeyRetain: "false"}, {KeyUsagePlans: "false"},
 		embeddedContext, embeddedTestContext,
 		{KeySearch: SearchEmbedded, KeyRetain: "false"}, {KeySearch: SearchEmbedded, KeyUsagePlans: "false"}} {
 		s := synth(t, variant)
@@ -724,9 +725,9 @@ func TestBuildNamesTheFunction(t *testing.T) {
 }
 
 // TestOpenSearchSizesSynthesize: each size places the domain's nodes as
-// sizes.go says, and the free-storage alarm follows the volume.
+// infra/domainsizes says, and the free-storage alarm follows the volume.
 func TestOpenSearchSizesSynthesize(t *testing.T) {
-	for _, size := range DomainProfiles {
+	for _, size := range domainsizes.Profiles {
 		s := synth(t, map[string]any{KeyOpenSearchSize: size.Name})
 		cc := s.one(t, "AWS::OpenSearchService::Domain").Props["ClusterConfig"].(map[string]any)
 		if cc["InstanceType"] != size.InstanceType || cc["InstanceCount"] != float64(size.InstanceCount) ||

@@ -4,7 +4,6 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -53,25 +52,6 @@ func TestPublishedFiguresMatchInputs(t *testing.T) {
 			continue
 		}
 		t.Errorf("%s: block %q is not what the inputs give (go test ./internal/checks/costs -update rewrites it); want:\n%s", b.file, b.name, want)
-	}
-}
-
-// TestDomainsMatchTheStack keeps the sizes here those of infra/stack/sizes.go.
-func TestDomainsMatchTheStack(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "infra", "stack", "sizes.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := string(raw)
-	for _, d := range Domains {
-		for _, s := range []string{`"` + d.DataType + `"`, "VolumeGB: " + strconv.Itoa(d.VolumeGB)} {
-			if !strings.Contains(src, s) {
-				t.Errorf("%s: infra/stack/sizes.go has no %s", d.Name, s)
-			}
-		}
-		if d.MasterType != "" && !strings.Contains(src, `MasterType: "`+d.MasterType+`", MasterCount: `+strconv.Itoa(d.MasterCount)) {
-			t.Errorf("%s: infra/stack/sizes.go has no %d × %s masters", d.Name, d.MasterCount, d.MasterType)
-		}
 	}
 }
 

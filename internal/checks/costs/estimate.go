@@ -3,27 +3,18 @@ package costs
 import (
 	"fmt"
 	"math"
+
+	"github.com/doclib/doclib/infra/domainsizes"
 )
 
 // HoursPerMonth is AWS's month for hourly prices.
 const HoursPerMonth = 730
 
-// Domain is one OpenSearch size (infra/stack/sizes.go).
-type Domain struct {
-	Name        string
-	DataType    string
-	DataCount   int
-	VolumeGB    int // per data node
-	MasterType  string
-	MasterCount int
-}
+// Domain is one OpenSearch size, as the stack builds it.
+type Domain = domainsizes.Profile
 
-// Domains are the sizes of -c search=domain, as infra/stack/sizes.go makes them.
-var Domains = []Domain{
-	{Name: "small", DataType: "r7g.medium.search", DataCount: 1, VolumeGB: 20},
-	{Name: "standard", DataType: "r7g.large.search", DataCount: 2, VolumeGB: 100},
-	{Name: "large", DataType: "r7g.xlarge.search", DataCount: 3, VolumeGB: 200, MasterType: "m7g.large.search", MasterCount: 3},
-}
+// Domains are the sizes of -c search=domain: the stack's own.
+var Domains = domainsizes.Profiles
 
 // Function is a Lambda function's share of one request.
 type Function struct {
@@ -138,8 +129,8 @@ func fixed(p PriceList, a Assumptions, alarms int) Estimate {
 // AtRestDomain is a month of a domain stack with no traffic.
 func AtRestDomain(p PriceList, a Assumptions, d Domain) Estimate {
 	e := Estimate{
-		{"OpenSearch data nodes", fmt.Sprintf("%d × %s × $%.3f/h × %d h", d.DataCount, d.DataType, p.hour(d.DataType), HoursPerMonth), float64(d.DataCount) * p.hour(d.DataType) * HoursPerMonth},
-		{"OpenSearch gp3 volumes", fmt.Sprintf("%d × %d GB × $%.3f", d.DataCount, d.VolumeGB, p.OpenSearchGP3.USD), float64(d.DataCount*d.VolumeGB) * p.OpenSearchGP3.USD},
+		{"OpenSearch data nodes", fmt.Sprintf("%d × %s × $%.3f/h × %d h", d.InstanceCount, d.InstanceType, p.hour(d.InstanceType), HoursPerMonth), float64(d.InstanceCount) * p.hour(d.InstanceType) * HoursPerMonth},
+		{"OpenSearch gp3 volumes", fmt.Sprintf("%d × %d GB × $%.3f", d.InstanceCount, d.VolumeGB, p.OpenSearchGP3.USD), float64(d.InstanceCount*d.VolumeGB) * p.OpenSearchGP3.USD},
 	}
 	if d.MasterCount > 0 {
 		e = append(e, Line{"OpenSearch dedicated masters", fmt.Sprintf("%d × %s × $%.3f/h × %d h", d.MasterCount, d.MasterType, p.hour(d.MasterType), HoursPerMonth), float64(d.MasterCount) * p.hour(d.MasterType) * HoursPerMonth})
