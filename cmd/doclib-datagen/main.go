@@ -10,10 +10,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/doclib/doclib/shared/data/dataset"
 	"github.com/doclib/doclib/shared/data/demo"
 )
 
@@ -140,33 +140,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// writeFile writes to a temporary file beside path and renames it into place, so
-// that a failed or interrupted run leaves the old file, or nothing, never half a file.
-func writeFile(ctx context.Context, path string, write func(io.Writer) error) (n int64, err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return 0, fmt.Errorf("create %s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	cw := &countingWriter{ctx: ctx, w: tmp}
-	if err := write(cw); err != nil {
-		return 0, fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		return 0, fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return 0, fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return 0, fmt.Errorf("write %s: %w", path, err)
-	}
-	return cw.n, nil
+// writeFile writes the file whole or not at all, replacing what is there
+// (dataset.WriteFile), and says how many bytes it wrote.
+func writeFile(ctx context.Context, path string, write func(io.Writer) error) (int64, error) {
+	var n int64
+	err := dataset.WriteFile(path, 0o644, true, func(w io.Writer) error {
+		cw := &countingWriter{ctx: ctx, w: w}
+		err := write(cw)
+		n = cw.n
+		return err
+	})
+	return n, err
 }
 
 // countingWriter counts bytes and stops the write once ctx is done.

@@ -10,7 +10,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"regexp"
 	"time"
 
@@ -164,48 +163,16 @@ func exists(path string, force bool) error {
 }
 
 // writeFile writes data to path, readable by its owner only (it may hold a
-// live key). Without force it creates the file and fails if it is there; with
-// force it writes a temporary file beside path and renames it into place, so
-// that a failed run leaves the old file, never half a file.
-func writeFile(path string, data []byte, force bool) (err error) {
-	if !force {
-		file, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if errors.Is(err, fs.ErrExist) {
-			return exists(path, false)
-		}
-		if err != nil {
-			return unreadable(path, err)
-		}
-		_, err = file.Write(data)
-		if cerr := file.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			os.Remove(path)
-			return fmt.Errorf("%s cannot be written: %w", path, err)
-		}
-		return nil
+// live key), whole or not at all; an existing path is refused unless force.
+func writeFile(path string, data []byte, force bool) error {
+	err := dataset.WriteFile(path, 0o600, force, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+	if errors.Is(err, fs.ErrExist) {
+		return exists(path, false)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return unreadable(path, err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		return fmt.Errorf("%s cannot be written: %w", path, err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("%s cannot be written: %w", path, err)
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("%s cannot be written: %w", path, err)
-	}
-	return nil
+	return err
 }
 
 // slugify is dataset.Slugify, or kind when nothing of the name is left.
