@@ -1,7 +1,7 @@
 // Package functions_test builds every Lambda function as the deploy does and
-// as a host binary, and runs each host binary against a Lambda Runtime API
-// server inside the test: it must start, fetch an event from the sample events
-// in events/, and post the right answer.
+// as a host binary, and runs each host binary under the stand-in's Lambda
+// (internal/standin/lambdaemu): it must start, take an event from the sample
+// events in events/, and answer it rightly.
 package functions_test
 
 import (
@@ -10,10 +10,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
-	"net/http/httptest"
+	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -23,6 +21,7 @@ import (
 
 	"github.com/doclib/doclib/internal/standin/dynalitetest"
 	"github.com/doclib/doclib/internal/standin/fakeopensearch"
+	"github.com/doclib/doclib/internal/standin/lambdaemu"
 	"github.com/doclib/doclib/shared/aws/lambdaapp"
 	"github.com/doclib/doclib/shared/aws/lambdabuild"
 	"github.com/doclib/doclib/shared/backend/dynamo"
@@ -66,55 +65,6 @@ func TestBuildForLambda(t *testing.T) {
 	}
 }
 
-// runtimeAPI is a minimal Lambda Runtime API (2018-06-01): it hands out one
-// event and records the function's answer.
-type runtimeAPI struct {
-	event    []byte
-	mu       sync.Mutex
-	answer   []byte
-	ctype    string // the answer's Content-Type
-	failed   []byte
-	answered chan struct{}
-	served   bool
-}
-
-func (r *runtimeAPI) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	const prefix = "/2018-06-01/runtime/"
-	path := strings.TrimPrefix(req.URL.Path, prefix)
-	body, _ := io.ReadAll(req.Body)
-	switch {
-	case req.Method == "GET" && path == "invocation/next":
-		r.mu.Lock()
-		first := !r.served
-		r.served = true
-		r.mu.Unlock()
-		if !first { // one event per test: hold the function until it is killed
-			<-req.Context().Done()
-			return
-		}
-		w.Header().Set("Lambda-Runtime-Aws-Request-Id", "8476a536-e9f4-11e8-9739-2dfe598c3fcd")
-		w.Header().Set("Lambda-Runtime-Deadline-Ms", fmt.Sprint(time.Now().Add(60*time.Second).UnixMilli()))
-		w.Header().Set("Lambda-Runtime-Invoked-Function-Arn", "arn:aws:lambda:us-east-1:123456789012:function:doclib-test")
-		w.Header().Set("Lambda-Runtime-Trace-Id", "Root=1-5bef4de7-ad49b0e87f6ef6c87fc2e700;Parent=9a9197af755a6419;Sampled=1")
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(r.event)
-	case req.Method == "POST" && strings.HasSuffix(path, "/response"):
-		r.mu.Lock()
-		r.answer, r.ctype = body, req.Header.Get("Content-Type")
-		r.mu.Unlock()
-		w.WriteHeader(http.StatusAccepted)
-		close(r.answered)
-	case req.Method == "POST" && (strings.HasSuffix(path, "/error") || path == "init/error"):
-		r.mu.Lock()
-		r.failed = body
-		r.mu.Unlock()
-		w.WriteHeader(http.StatusAccepted)
-		close(r.answered)
-	default:
-		http.Error(w, "unknown runtime API call", http.StatusNotFound)
-	}
-}
-
 // TestFunctionsStartAndAnswerAnEvent runs each function's host build with
 // AWS_LAMBDA_RUNTIME_API set, against dynalite holding the demo data and a
 // fake OpenSearch cluster, with one sample event each.
@@ -148,31 +98,30 @@ func TestFunctionsStartAndAnswerAnEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	env := []string{
-		"AWS_REGION=us-east-1", "AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local",
-		"AWS_ENDPOINT_URL_DYNAMODB=" + srv.Endpoint,
-		settings.EnvTable + "=" + table,
-		settings.EnvCustomer + "=demo",
-		settings.EnvOpenSearchURL + "=" + cluster.URL,
-		settings.EnvEmbedder + "=hash", // Bedrock cannot run here; the wiring is the same
-		"AWS_LAMBDA_FUNCTION_NAME=doclib-test", "AWS_LAMBDA_FUNCTION_MEMORY_SIZE=512", "AWS_LAMBDA_FUNCTION_VERSION=$LATEST",
+	env := map[string]string{
+		"AWS_ENDPOINT_URL_DYNAMODB": srv.Endpoint,
+		settings.EnvTable:           table,
+		settings.EnvCustomer:        "demo",
+		settings.EnvOpenSearchURL:   cluster.URL,
+		settings.EnvEmbedder:        "hash", // Bedrock cannot run here; the wiring is the same
 	}
 	cases := []struct {
 		function, event string
 		check           func(t *testing.T, answer []byte, ctype string)
-		env             []string
+		env             map[string]string
+		streamed        bool // invoked with response streaming, as API Gateway invokes a STREAM integration
 	}{
-		{lambdaapp.FunctionLibraries, "apigw-libraries.json", proxyAnswer(200, `"lib_it"`, true), nil},
-		{lambdaapp.FunctionDocuments, "apigw-document.json", proxyAnswer(200, `"edges"`, true), nil},
-		{lambdaapp.FunctionSearch, "apigw-search.json", proxyAnswer(200, `"documents"`, true), nil},
+		{lambdaapp.FunctionLibraries, "apigw-libraries.json", proxyAnswer(200, `"lib_it"`, true), nil, true},
+		{lambdaapp.FunctionDocuments, "apigw-document.json", proxyAnswer(200, `"edges"`, true), nil, true},
+		{lambdaapp.FunctionSearch, "apigw-search.json", proxyAnswer(200, `"documents"`, true), nil, true},
 		// The stack's BUFFERED integration (-c responseStreaming=false).
 		{lambdaapp.FunctionDocuments, "apigw-document.json", proxyAnswer(200, `"edges"`, false),
-			[]string{settings.EnvResponseTransfer + "=" + settings.TransferBuffered}},
+			map[string]string{settings.EnvResponseTransfer: settings.TransferBuffered}, false},
 		{lambdaapp.FunctionAuthorizer, "authorizer-allow.json", func(t *testing.T, answer []byte, _ string) {
 			if !strings.Contains(string(answer), `"Effect":"Allow"`) || !strings.Contains(string(answer), `"usageIdentifierKey":"dlu`) {
 				t.Errorf("authorizer answer %.400s", answer)
 			}
-		}, nil},
+		}, nil, false},
 		{lambdaapp.FunctionIndexer, "dynamodb-insert-document.json", func(t *testing.T, answer []byte, _ string) {
 			if strings.TrimSpace(string(answer)) != `{"batchItemFailures":[]}` && strings.TrimSpace(string(answer)) != `{"batchItemFailures":null}` {
 				t.Errorf("indexer answer %s, want no failures", answer)
@@ -181,43 +130,69 @@ func TestFunctionsStartAndAnswerAnEvent(t *testing.T) {
 			if reqs[len(reqs)-1] != "POST /_bulk" {
 				t.Errorf("the indexer's last request was %q, want its bulk write", reqs[len(reqs)-1])
 			}
-		}, nil},
+		}, nil, false},
 	}
 	for _, c := range cases {
-		t.Run(c.function+strings.Join(c.env, ","), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s streamed=%v", c.function, c.streamed), func(t *testing.T) {
 			event, err := os.ReadFile(filepath.Join("..", "events", c.event))
 			if err != nil {
 				t.Fatal(err)
 			}
-			api := &runtimeAPI{event: event, answered: make(chan struct{})}
-			rt := httptest.NewServer(api)
-			defer rt.Close()
-			bin := build(t, c.function, dir, runtime.GOOS, runtime.GOARCH)
-			cmd := exec.Command(bin)
-			cmd.Env = append(append(append([]string{}, env...), c.env...), "AWS_LAMBDA_RUNTIME_API="+strings.TrimPrefix(rt.URL, "http://"))
-			var logs strings.Builder
-			cmd.Stdout, cmd.Stderr = &logs, &logs
+			fnEnv := maps.Clone(env)
+			maps.Copy(fnEnv, c.env)
+			logs := &syncWriter{}
+			pool := lambdaemu.Start(lambdaemu.Function{Name: "doclib-test-" + c.function, Path: build(t, c.function, dir, runtime.GOOS, runtime.GOARCH),
+				Env: fnEnv, Timeout: time.Minute, MemoryMB: 512, Logs: logs,
+				Credentials: func() (string, string, string) { return "local", "local", "" }})
+			defer pool.Close()
 			start := time.Now()
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-			select {
-			case <-api.answered:
-			case <-time.After(60 * time.Second):
-				t.Fatalf("no answer within 60 s; logs:\n%s", logs.String())
-			}
-			took := time.Since(start)
-			api.mu.Lock()
-			answer, ctype, failed := api.answer, api.ctype, api.failed
-			api.mu.Unlock()
-			if failed != nil {
-				t.Fatalf("the function reported an error: %s\nlogs:\n%s", failed, logs.String())
+			var answer []byte
+			var ctype string
+			// API Gateway invokes the API functions with response streaming
+			// unless the stack says BUFFERED.
+			if c.streamed {
+				st, err := pool.InvokeStream(context.Background(), event)
+				if err != nil {
+					t.Fatal(err)
+				}
+				answer, err = io.ReadAll(st)
+				st.Close()
+				if err != nil {
+					t.Fatalf("the function failed: %v\nlogs:\n%s", err, logs.String())
+				}
+				ctype = st.ContentType()
+			} else {
+				res, err := pool.Invoke(context.Background(), event)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.FunctionError != "" {
+					t.Fatalf("the function reported an error: %s\nlogs:\n%s", res.Payload, logs.String())
+				}
+				answer, ctype = res.Payload, "application/json"
 			}
 			c.check(t, answer, ctype)
-			t.Logf("%s: start to first answer %s", c.function, took.Round(time.Millisecond))
+			t.Logf("%s: start to first answer %s", c.function, time.Since(start).Round(time.Millisecond))
 		})
 	}
+}
+
+// syncWriter is the log the pool's instances write while the test reads it.
+type syncWriter struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncWriter) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // proxyAnswer checks a proxy integration answer's status and body: in API

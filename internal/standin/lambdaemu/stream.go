@@ -43,7 +43,17 @@ func (e *StreamError) Error() string {
 // if the invocation failed. Close it when done: the function then streams
 // into nothing, as it does on Lambda when the caller hangs up.
 type Stream struct {
-	r *io.PipeReader
+	r  *io.PipeReader
+	sk *sink
+}
+
+// ContentType is the Content-Type the function posted its response with, as
+// InvokeWithResponseStream returns it (ResponseStreamContentType); known once
+// the first bytes have been read.
+func (s *Stream) ContentType() string {
+	s.sk.mu.Lock()
+	defer s.sk.mu.Unlock()
+	return s.sk.ctype
 }
 
 func (s *Stream) Read(p []byte) (int, error) { return s.r.Read(p) }
@@ -58,6 +68,7 @@ type sink struct {
 	rate  float64 // bytes a second after the burst
 	mu    sync.Mutex
 	sent  int
+	ctype string // the response's Content-Type
 	start time.Time
 	ended chan struct{} // closed by end
 	once  sync.Once
@@ -158,7 +169,7 @@ func (p *Pool) InvokeStream(ctx context.Context, payload []byte) (*Stream, error
 			sk.end(nil)
 		}
 	}()
-	return &Stream{r: r}, nil
+	return &Stream{r: r, sk: sk}, nil
 }
 
 func (p *Pool) streamRate() float64 {
@@ -176,6 +187,9 @@ func (pr *proc) streamResponse(w http.ResponseWriter, r *http.Request, ev *event
 		renderError(w, http.StatusBadRequest, "InvalidRequestID", "Invalid request ID")
 		return
 	}
+	ev.stream.mu.Lock()
+	ev.stream.ctype = r.Header.Get("Content-Type")
+	ev.stream.mu.Unlock()
 	buf := make([]byte, 64<<10)
 	over := false
 	for {
