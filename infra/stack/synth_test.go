@@ -5,8 +5,9 @@ package stack
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 
+	"github.com/doclib/doclib/internal/standin/cfn"
 	"github.com/doclib/doclib/shared/aws/lambdaapp"
 )
 
@@ -72,6 +74,7 @@ type synthesized struct {
 	stack    awscdk.Stack
 	template assertions.Template
 	json     map[string]any // the template as JSON
+	cfn      *cfn.Template  // the template as the stand-in reads it
 	messages []*cxapi.SynthesisMessage
 }
 
@@ -118,6 +121,9 @@ func synth(t *testing.T, context map[string]any) *synthesized {
 	if err := json.Unmarshal(raw, &s.json); err != nil {
 		t.Fatal(err)
 	}
+	if s.cfn, err = cfn.Parse(raw); err != nil {
+		t.Fatal(err)
+	}
 	// The assembly Template_FromStack synthesized (not forced again).
 	if msgs := app.Synth(nil).GetStackArtifact(st.ArtifactId()).Messages(); msgs != nil {
 		s.messages = *msgs
@@ -147,30 +153,23 @@ type resource struct {
 	Deletion  string
 }
 
+// resources are the resources of typ, by logical ID.
 func (s *synthesized) resources(typ string) []resource {
 	var out []resource
-	for id, v := range s.json["Resources"].(map[string]any) {
-		r := v.(map[string]any)
-		if r["Type"] != typ {
-			continue
-		}
-		res := resource{ID: id, Type: typ, DependsOn: r["DependsOn"]}
-		res.Props, _ = r["Properties"].(map[string]any)
-		res.Metadata, _ = r["Metadata"].(map[string]any)
-		res.Deletion, _ = r["DeletionPolicy"].(string)
-		out = append(out, res)
+	for _, id := range s.cfn.OfType(typ) {
+		r := s.cfn.Resources[id]
+		out = append(out, resource{ID: id, Type: typ, Props: r.Properties, DependsOn: r.DependsOn, Metadata: r.Metadata, Deletion: r.DeletionPolicy})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
 }
 
 func (s *synthesized) allResources() []resource {
 	types := map[string]bool{}
-	for _, v := range s.json["Resources"].(map[string]any) {
-		types[v.(map[string]any)["Type"].(string)] = true
+	for _, r := range s.cfn.Resources {
+		types[r.Type] = true
 	}
 	var out []resource
-	for typ := range types {
+	for _, typ := range slices.Sorted(maps.Keys(types)) {
 		out = append(out, s.resources(typ)...)
 	}
 	return out

@@ -31,10 +31,11 @@ type Template struct {
 
 // Resource is one resource of a template.
 type Resource struct {
-	Type       string
-	Properties map[string]any
-	DependsOn  any
-	Metadata   map[string]any
+	Type           string
+	Properties     map[string]any
+	DependsOn      any // a logical ID or a list of them
+	Metadata       map[string]any
+	DeletionPolicy string
 }
 
 // Load reads a template file.
@@ -43,12 +44,21 @@ func Load(path string) (*Template, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cfn: %w", err)
 	}
+	t, err := Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("%w (%s)", err, path)
+	}
+	return t, nil
+}
+
+// Parse reads a template from its JSON.
+func Parse(b []byte) (*Template, error) {
 	var t Template
 	if err := json.Unmarshal(b, &t); err != nil {
-		return nil, fmt.Errorf("cfn: %s: %w", path, err)
+		return nil, fmt.Errorf("cfn: %w", err)
 	}
 	if len(t.Resources) == 0 {
-		return nil, fmt.Errorf("cfn: %s has no resources", path)
+		return nil, fmt.Errorf("cfn: the template has no resources")
 	}
 	return &t, nil
 }
