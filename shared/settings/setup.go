@@ -8,7 +8,6 @@ package settings
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"slices"
 	"strconv"
@@ -211,30 +210,4 @@ func (r Rules) Searcher(b search.Backend, e search.Embedder) (*search.Searcher, 
 		return nil, err
 	}
 	return &search.Searcher{Backend: b, Embedder: search.Cached(e, 0), Rules: rules}, nil
-}
-
-// Search is search on Lambda or in doclib-admin: the embedder of the
-// vectors, where they are held (an OpenSearch cluster, or the embedded
-// tier's snapshots), and the rules.
-type Search struct {
-	// Tier is TierOpenSearch (when empty) or TierEmbedded.
-	Tier       string
-	Embedder   Embedder
-	OpenSearch OpenSearch
-	Snapshots  Snapshots
-	Rules      Rules
-}
-
-// SearchFromEnv reads the search settings of a program without flags (a
-// Lambda function) from the environment, by the flags' own declarations: the
-// same variables, defaults and errors as the programs with flags.
-func SearchFromEnv(getenv func(string) string) Search {
-	fs := flag.NewFlagSet("env", flag.ContinueOnError)
-	var s Search
-	s.Tier = envOr(getenv, EnvSearch, TierOpenSearch)
-	s.Embedder.Flags(fs, getenv) // declaring a flag stores its default: the environment's value
-	s.OpenSearch.Flags(fs, getenv)
-	s.Snapshots.Flags(fs, getenv)
-	s.Rules.Flags(fs, getenv)
-	return s
 }

@@ -55,25 +55,3 @@ func (s Snapshots) Validate() error {
 	}
 	return nil
 }
-
-// Validate checks the tier and the settings it needs, without building
-// anything.
-func (s Search) Validate() error {
-	err := s.Embedder.Validate()
-	switch {
-	case err != nil:
-	case s.Tier == "" || s.Tier == TierOpenSearch:
-		err = s.OpenSearch.Validate()
-	case s.Tier == TierEmbedded:
-		err = s.Snapshots.Validate()
-	default:
-		err = fmt.Errorf("%s is %s or %s, not %q", EnvSearch, TierOpenSearch, TierEmbedded, s.Tier)
-	}
-	if err != nil {
-		return fmt.Errorf("search settings: %w", err)
-	}
-	return nil
-}
-
-// Embedded reports whether s is the embedded tier (else OpenSearch).
-func (s Search) Embedded() bool { return s.Tier == TierEmbedded }
