@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"reflect"
+	"runtime/metrics"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,6 +28,7 @@ type export struct {
 	jq        string
 	timeout   time.Duration // --jq-timeout: how long --jq may run
 	maxOutput int           // --jq-max-output: how many MiB --jq may print
+	maxMemory int           // --jq-max-memory: how many MiB the heap may grow while --jq runs
 	list      bool          // the command prints a list: --json gives an array
 	available []string      // the fields --json accepts, sorted
 }
@@ -37,22 +39,30 @@ const exportHelp = `
 JSON output: --json FIELDS prints the named fields (comma-separated) %s
 as JSON; --json alone lists them. --jq EXPR then filters that JSON with a jq
 expression and prints each result, strings without quotes. --jq stops
-with exit code 2 when it runs longer than --jq-timeout (default %s) or
-prints more than --jq-max-output MiB (default %d); Ctrl-C stops it too. Fields:
+with exit code 2 when it runs longer than --jq-timeout (default %s),
+prints more than --jq-max-output MiB (default %d) or takes more than
+--jq-max-memory MiB of memory (default %d); Ctrl-C stops it too. Fields:
   %s`
 
-// The bounds of --jq by default: jq on an API's answer takes milliseconds
-// and prints at most about what the API sent, so these stop only an
-// expression that loops, recurses or multiplies without end
-// (range(infinite), def f: [f]; f) before it fills the disk or, in the
-// seconds of --jq-timeout, more than a few GiB of memory.
+// The bounds of --jq by default: jq on an API's answer takes milliseconds,
+// prints at most about what the API sent and holds a few copies of it, so
+// these stop only an expression that loops, recurses or multiplies without
+// end (range(infinite), def f: [f]; f) before it fills the disk or the
+// memory.
 const (
 	defaultJQTimeout   = 10 * time.Second
-	defaultJQMaxOutput = 64 // MiB
+	defaultJQMaxOutput = 64   // MiB
+	defaultJQMaxMemory = 1024 // MiB
 )
 
-// errJQTimeout is the cause of --jq's context when --jq-timeout ends it.
-var errJQTimeout = errors.New("--jq-timeout reached")
+// jqMemoryEvery is how often the heap is measured while --jq runs.
+const jqMemoryEvery = 10 * time.Millisecond
+
+// The causes of --jq's context when one of its bounds ends it.
+var (
+	errJQTimeout = errors.New("--jq-timeout reached")
+	errJQMemory  = errors.New("--jq-max-memory reached")
+)
 
 // addExport gives cmd --json and --jq. item is the type whose JSON fields
 // --json selects (of each element when list), less those named in omit.
@@ -68,11 +78,12 @@ func (a *app) addExport(cmd *cobra.Command, item reflect.Type, list bool, omit .
 	if list {
 		what = "of each item, in an array,"
 	}
-	cmd.Long += fmt.Sprintf(exportHelp, what, defaultJQTimeout, defaultJQMaxOutput, strings.Join(e.available, ", "))
+	cmd.Long += fmt.Sprintf(exportHelp, what, defaultJQTimeout, defaultJQMaxOutput, defaultJQMaxMemory, strings.Join(e.available, ", "))
 	cmd.Flags().StringSliceVar(&e.fields, "json", nil, "print JSON with the named `FIELDS` (comma-separated; --json alone lists them)")
 	cmd.Flags().StringVar(&e.jq, "jq", "", "filter the --json output with a jq `EXPRESSION`, e.g. '.[].id'")
 	cmd.Flags().DurationVar(&e.timeout, "jq-timeout", defaultJQTimeout, "stop --jq when it runs longer than this")
 	cmd.Flags().IntVar(&e.maxOutput, "jq-max-output", defaultJQMaxOutput, "stop --jq when it prints more than this many `MiB`")
+	cmd.Flags().IntVar(&e.maxMemory, "jq-max-memory", defaultJQMaxMemory, "stop --jq when it takes more than this many `MiB` of memory")
 	cmd.RegisterFlagCompletionFunc("json", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return e.available, cobra.ShellCompDirectiveNoSpace | cobra.ShellCompDirectiveNoFileComp
 	})
@@ -102,6 +113,8 @@ func (e *export) check() error {
 		return usageError{fmt.Errorf("--jq-timeout must be positive, e.g. 30s, not %s", e.timeout)}
 	case e.maxOutput <= 0:
 		return usageError{fmt.Errorf("--jq-max-output is a number of MiB, 1 or more, not %d", e.maxOutput)}
+	case e.maxMemory <= 0:
+		return usageError{fmt.Errorf("--jq-max-memory is a number of MiB, 1 or more, not %d", e.maxMemory)}
 	}
 	if e.jq != "" {
 		if _, err := e.compile(); err != nil {
@@ -141,7 +154,8 @@ func (e *export) compile() (*gojq.Code, error) {
 
 // write prints v (a slice when the command prints a list) with the
 // selected fields, through --jq when given. --jq runs under ctx (Ctrl-C and
-// SIGTERM end it) and within --jq-timeout and --jq-max-output.
+// SIGTERM end it) and within --jq-timeout, --jq-max-output and
+// --jq-max-memory.
 func (e *export) write(ctx context.Context, w io.Writer, v any) error {
 	sel, err := e.selected(v)
 	if err != nil {
@@ -166,6 +180,8 @@ func (e *export) write(ctx context.Context, w io.Writer, v any) error {
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, e.timeout, errJQTimeout)
 	defer cancel()
+	ctx, stopWatch := watchHeap(ctx, int64(e.maxMemory)<<20)
+	defer stopWatch()
 	// gojq checks ctx between its instructions, so a value that never
 	// comes (def f: [f]; f) ends too, not only a stream of values.
 	iter := code.RunWithContext(ctx, data)
@@ -206,14 +222,52 @@ func (e *export) write(ctx context.Context, w io.Writer, v any) error {
 	}
 }
 
-// stopped is the error of --jq ended by its context: --jq-timeout, or an
-// interruption, which stays context.Canceled for its exit code.
+// stopped is the error of --jq ended by its context: --jq-timeout,
+// --jq-max-memory, or an interruption, which stays context.Canceled for its
+// exit code.
 func (e *export) stopped(ctx context.Context) error {
-	if errors.Is(context.Cause(ctx), errJQTimeout) {
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, errJQTimeout):
 		return usageError{fmt.Errorf("--jq %q ran longer than --jq-timeout %s and was stopped: an expression that loops or recurses without end "+
 			"(range(infinite), def f: [f]; f) never finishes; fix it, or give a slow one more time with --jq-timeout", e.jq, e.timeout)}
+	case errors.Is(cause, errJQMemory):
+		return usageError{fmt.Errorf("--jq %q took more than --jq-max-memory %d MiB and was stopped: an expression that recurses or multiplies without end "+
+			"(def f: [f]; f) grows until the memory runs out; fix it, or give a large one more with --jq-max-memory", e.jq, e.maxMemory)}
 	}
 	return ctx.Err()
+}
+
+// watchHeap ends ctx with errJQMemory once the heap's live objects have grown
+// by more than limit bytes, measured every jqMemoryEvery; gojq checks its
+// context between instructions, so an evaluation that grows stops there. gojq
+// has no depth or size limit of its own. Call stop when the evaluation ends.
+func watchHeap(ctx context.Context, limit int64) (_ context.Context, stop func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	heap := func() int64 {
+		metrics.Read(sample)
+		return int64(sample[0].Value.Uint64())
+	}
+	base := heap()
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(jqMemoryEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if heap()-base > limit {
+					cancel(errJQMemory)
+					return
+				}
+			}
+		}
+	}()
+	return ctx, func() { close(done); cancel(nil) }
 }
 
 // selected is v's JSON with only the selected fields, in the order --json

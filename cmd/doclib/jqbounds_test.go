@@ -149,6 +149,20 @@ func TestJQBounds(t *testing.T) {
 			t.Errorf("exit %d after %s\nstdout: %s\nstderr:\n%s", code, took, stdout, stderr)
 		}
 	})
+	t.Run("memory", func(t *testing.T) {
+		// The same recursion with time to spare: --jq-max-memory ends it
+		// (it grows by tens of MiB a second), long before the timeout.
+		cmd, stdout, stderr := startDoclib(t, "libraries", "--json", "id", "--jq", "def f: [f]; f", "--jq-max-memory", "32", "--jq-timeout", "2m")
+		code := waitExit(t, cmd, time.Minute)
+		if code != exitUsage || stdout.n != 0 ||
+			!strings.Contains(stderr.String(), `doclib: --jq "def f: [f]; f" took more than --jq-max-memory 32 MiB and was stopped`) ||
+			!strings.Contains(stderr.String(), "give a large one more with --jq-max-memory") {
+			t.Errorf("exit %d\nstdout: %s\nstderr:\n%s", code, stdout, stderr)
+		}
+		if rss := maxRSS(cmd); rss > 512<<20 {
+			t.Errorf("the process reached %d MiB; --jq-max-memory 32 should stop it near that", rss>>20)
+		}
+	})
 	t.Run("output", func(t *testing.T) {
 		cmd, stdout, stderr := startDoclib(t, "libraries", "--json", "id", "--jq", "range(infinite)", "--jq-max-output", "1")
 		code := waitExit(t, cmd, 8*time.Second)
@@ -158,4 +172,16 @@ func TestJQBounds(t *testing.T) {
 			t.Errorf("exit %d\nstdout: %s (at most 1 MiB, ending a line)\nstderr:\n%s", code, stdout, stderr)
 		}
 	})
+}
+
+// maxRSS is the peak resident memory of an ended process, in bytes, where the
+// system says (0 elsewhere).
+func maxRSS(cmd *exec.Cmd) int64 {
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		if runtime.GOOS == "darwin" {
+			return ru.Maxrss // bytes
+		}
+		return ru.Maxrss << 10 // KiB on Linux
+	}
+	return 0
 }
