@@ -134,10 +134,11 @@ func benchEmbeddedTier(b *testing.B, bin string, n int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	w, err := wiring.SnapshotWriter(ctx, ss.Snapshots, e, slog.New(slog.DiscardHandler))
+	snaps, err := s3blobs.Connect(ctx, ss.Snapshots.Bucket)
 	if err != nil {
 		b.Fatal(err)
 	}
+	w := snapshot.NewWriter(snaps, e, slog.New(slog.DiscardHandler))
 	start = time.Now()
 	var docs []search.IndexDoc
 	if err := search.DocsFromData(ctx, d, e, 0, func(batch []search.IndexDoc) error {

@@ -23,6 +23,7 @@ import (
 	"github.com/doclib/doclib/shared/aws/usageplan"
 	"github.com/doclib/doclib/shared/backend/dynamo"
 	"github.com/doclib/doclib/shared/backend/opensearch"
+	"github.com/doclib/doclib/shared/backend/s3blobs"
 	"github.com/doclib/doclib/shared/backend/snapshot"
 	"github.com/doclib/doclib/shared/data/dataset"
 	"github.com/doclib/doclib/shared/indexer"
@@ -309,7 +310,10 @@ otherwise.`,
 			}
 			var idx search.Index
 			if ss.Embedded() {
-				idx, err = wiring.SnapshotWriter(ctx, ss.Snapshots, e, slog.New(slog.DiscardHandler))
+				var blobs *s3blobs.Blobs
+				if blobs, err = s3blobs.Connect(ctx, ss.Snapshots.Bucket); err == nil {
+					idx = snapshot.NewWriter(blobs, e, slog.New(slog.DiscardHandler))
+				}
 			} else {
 				idx, err = wiring.OpenSearch(ctx, ss.OpenSearch, e)
 			}

@@ -11,6 +11,8 @@ import (
 	"github.com/doclib/doclib/shared/aws/lambdaapp"
 	"github.com/doclib/doclib/shared/backend/dynamo"
 	"github.com/doclib/doclib/shared/backend/opensearch"
+	"github.com/doclib/doclib/shared/backend/s3blobs"
+	"github.com/doclib/doclib/shared/backend/snapshot"
 	"github.com/doclib/doclib/shared/indexer"
 	"github.com/doclib/doclib/shared/settings"
 	"github.com/doclib/doclib/shared/wiring"
@@ -50,8 +52,11 @@ func newHandler(ctx context.Context, getenv func(string) string, log *slog.Logge
 	}
 	store := dynamo.NewStore(t)
 	x := &indexer.Indexer{Source: store, Embedder: embedder, Logger: log}
-	if ss.Embedded() { // DOCLIB_SEARCH=embedded: the snapshot writer
-		x.Index, err = wiring.SnapshotWriter(ctx, ss.Snapshots, embedder, log)
+	if ss.Embedded() { // DOCLIB_SEARCH=embedded: the snapshot writer, in the stack's bucket
+		var blobs *s3blobs.Blobs
+		if blobs, err = s3blobs.Connect(ctx, ss.Snapshots.Bucket); err == nil {
+			x.Index = snapshot.NewWriter(blobs, embedder, log)
+		}
 	} else { // OpenSearch, with its index check
 		var b *opensearch.Backend
 		b, err = wiring.OpenSearch(ctx, ss.OpenSearch, embedder)

@@ -12,6 +12,7 @@ import (
 	"github.com/doclib/doclib/shared/aws/lambdaapp"
 	"github.com/doclib/doclib/shared/backend/dynamo"
 	"github.com/doclib/doclib/shared/backend/opensearch"
+	"github.com/doclib/doclib/shared/backend/s3blobs"
 	"github.com/doclib/doclib/shared/search"
 	"github.com/doclib/doclib/shared/service"
 	"github.com/doclib/doclib/shared/settings"
@@ -46,7 +47,10 @@ func newHandler(ctx context.Context, getenv func(string) string, log *slog.Logge
 	}
 	var backend search.Backend
 	if ss.Embedded() { // DOCLIB_SEARCH=embedded: the engine over the indexer's snapshots
-		backend, err = wiring.SnapshotFollower(ctx, ss.Snapshots, embedder, log)
+		var blobs *s3blobs.Blobs
+		if blobs, err = s3blobs.Connect(ctx, ss.Snapshots.Bucket); err == nil {
+			backend, err = wiring.SnapshotFollower(ctx, blobs, ss.Snapshots.Poll, embedder, log)
+		}
 	} else { // OpenSearch, its index checked before the first search
 		var b *opensearch.Backend
 		b, err = wiring.OpenSearch(ctx, ss.OpenSearch, embedder)

@@ -1,5 +1,5 @@
 // Package wiring builds what shared/settings chooses: the embedder, the
-// OpenSearch backend and the embedded tier's snapshot follower and writer. A
+// OpenSearch backend and the embedded tier's snapshot follower. A
 // program calls it where it starts, in its main, so that each main shows the
 // backends it runs and a function that does not search (the authorizer, the
 // libraries and documents functions, the CLI) links none of their clients.
@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/config"
 
@@ -19,7 +20,6 @@ import (
 	"github.com/doclib/doclib/shared/backend/offline"
 	"github.com/doclib/doclib/shared/backend/openai"
 	"github.com/doclib/doclib/shared/backend/opensearch"
-	"github.com/doclib/doclib/shared/backend/s3blobs"
 	"github.com/doclib/doclib/shared/backend/snapshot"
 	"github.com/doclib/doclib/shared/search"
 	"github.com/doclib/doclib/shared/settings"
@@ -84,18 +84,13 @@ func EnsureIndex(b *opensearch.Backend, e search.Embedder, log *slog.Logger) fun
 }
 
 // SnapshotFollower is the search function's side of the embedded tier: the
-// engine over the newest snapshot in s's bucket, loaded now, so that the first
-// search finds it built. A snapshot it cannot use leaves it answering 503
-// until a good one is published (snapshot.Follower).
-func SnapshotFollower(ctx context.Context, s settings.Snapshots, e search.Embedder, log *slog.Logger) (*snapshot.Follower, error) {
-	if err := s.Validate(); err != nil {
-		return nil, fmt.Errorf("search settings: %w", err)
-	}
-	blobs, err := s3blobs.Connect(ctx, s.Bucket)
-	if err != nil {
-		return nil, err
-	}
-	f := &snapshot.Follower{Blobs: blobs, Embedder: e.ID(), Dimensions: e.Dimensions(), Every: s.Poll, Logger: log,
+// engine over the newest snapshot in blobs (the stack's bucket,
+// s3blobs.Connect), looked for at most every poll and loaded now, so that the
+// first search finds it built. A snapshot it cannot use leaves it answering
+// 503 until a good one is published (snapshot.Follower). The indexer's side
+// is snapshot.NewWriter.
+func SnapshotFollower(ctx context.Context, blobs snapshot.Blobs, poll time.Duration, e search.Embedder, log *slog.Logger) (*snapshot.Follower, error) {
+	f := &snapshot.Follower{Blobs: blobs, Embedder: e.ID(), Dimensions: e.Dimensions(), Every: poll, Logger: log,
 		Build: func(ctx context.Context, docs []search.IndexDoc) (search.Retriever, error) {
 			return localsearch.FromDocs(ctx, docs, e, localsearch.Options{})
 		}}
@@ -103,18 +98,4 @@ func SnapshotFollower(ctx context.Context, s settings.Snapshots, e search.Embedd
 		return nil, err
 	}
 	return f, nil
-}
-
-// SnapshotWriter is the indexer's side of the embedded tier: it refuses a
-// snapshot of another embedder itself and publishes once per batch
-// (search.Committer).
-func SnapshotWriter(ctx context.Context, s settings.Snapshots, e search.Embedder, log *slog.Logger) (*snapshot.Writer, error) {
-	if err := s.Validate(); err != nil {
-		return nil, fmt.Errorf("search settings: %w", err)
-	}
-	blobs, err := s3blobs.Connect(ctx, s.Bucket)
-	if err != nil {
-		return nil, err
-	}
-	return snapshot.NewWriter(blobs, e, log), nil
 }
