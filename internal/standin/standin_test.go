@@ -220,9 +220,11 @@ func TestANewKeyWorksAtOnce(t *testing.T) {
 	}
 	// Once the indexer registered it with its tier's usage plan, the key
 	// answers 200; a cached Deny would answer 401 for the authorizer's TTL.
+	// Registering is two calls (CreateApiKey, then CreateUsagePlanKey): the
+	// gateway takes the key once it is in a plan, not when it exists.
 	value := usageplan.Value("demo", doclib.HashKey(secret))
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		if _, ok := s.Gateway.KeyByValue(value); ok {
+		if k, ok := s.Gateway.KeyByValue(value); ok && k.Enabled && len(k.UsagePlans) > 0 {
 			break
 		}
 		if time.Now().After(deadline) {
