@@ -38,6 +38,15 @@ import (
 // (145 against 82 ms) and 30 ms more to decode (124 against 95 ms); DEFLATE
 // shrinks the vectors themselves by 7% only (54.6 to 50.7 MB), not worth
 // decoding 55 MB through it. See BenchmarkEncode and BenchmarkDecode.
+//
+// The reader trusts no length or count before the checksum, which comes last:
+// the documents section may inflate to maxInflate times its stored size (the
+// writer stores it uncompressed past that), every document and recording
+// must have its vector in the object (4×Dimensions bytes; with Expect.Size,
+// checked before anything is allocated for it), and the header's document
+// count only caps a first allocation. So an object allocates a bounded
+// multiple of its size however it was crafted (FuzzDecode,
+// TestCraftedObjectsAreBounded).
 
 // FormatVersion is the version of the format this program writes. It reads
 // only this one: a snapshot of another version is refused (ErrIncompatible).
@@ -49,6 +58,14 @@ const (
 	// checksum can refuse it.
 	maxHeader     = 1 << 20
 	maxDimensions = 1 << 16
+	// maxInflate is how many times its stored size the documents section
+	// may inflate to. Text like the demo set's inflates about 5 times; Encode
+	// stores a section that would inflate more uncompressed, so that a
+	// reader can refuse a DEFLATE bomb without refusing a real snapshot.
+	maxInflate = 16
+	// minDocBytes is the fewest bytes a document takes in the documents
+	// section (eleven lengths or counts and the last-seen flag).
+	minDocBytes = 12
 
 	compressNone    = 0
 	compressDeflate = 1
@@ -90,6 +107,12 @@ type Expect struct {
 	// Checksum is Sum's hex SHA-256 of the whole snapshot, as its pointer
 	// names it.
 	Checksum string
+	// Size is the whole snapshot's length in bytes, as its pointer names it
+	// (Pointer.Bytes); 0 when unknown. With it, every count that vectors
+	// must back (documents, recordings) is checked against what the object
+	// can hold, 4×Dimensions bytes a vector, before anything is allocated
+	// for it, and a longer object is refused.
+	Size int64
 }
 
 // Encode writes docs as a snapshot described by h; it sets h.Format and
@@ -128,23 +151,27 @@ func encode(w io.Writer, h Header, docs []search.IndexDoc) (string, error) {
 	}
 
 	// The documents section is written whole first: its length precedes it.
-	var docBuf bytes.Buffer
-	var dst io.Writer = &docBuf
-	var fw *flate.Writer
-	if compressDocs == compressDeflate {
-		fw, _ = flate.NewWriter(&docBuf, flate.BestSpeed)
-		dst = fw
-	}
+	var raw bytes.Buffer
 	var rec []byte
 	for i := range docs {
 		rec = appendDoc(rec[:0], &docs[i])
-		if _, err := dst.Write(rec); err != nil {
+		raw.Write(rec)
+	}
+	comp, docBuf := compressDocs, &raw
+	if comp == compressDeflate {
+		var deflated bytes.Buffer
+		fw, _ := flate.NewWriter(&deflated, flate.BestSpeed)
+		if _, err := fw.Write(raw.Bytes()); err != nil {
 			return "", err
 		}
-	}
-	if fw != nil {
 		if err := fw.Close(); err != nil {
 			return "", err
+		}
+		// Past maxInflate a reader would take it for a DEFLATE bomb.
+		if raw.Len() <= maxInflate*deflated.Len() {
+			docBuf = &deflated
+		} else {
+			comp = compressNone
 		}
 	}
 
@@ -155,7 +182,7 @@ func encode(w io.Writer, h Header, docs []search.IndexDoc) (string, error) {
 	bw.Write(binary.LittleEndian.AppendUint32(scratch[:0], FormatVersion))
 	bw.Write(binary.LittleEndian.AppendUint32(scratch[:0], uint32(len(head))))
 	bw.Write(head)
-	bw.WriteByte(compressDocs)
+	bw.WriteByte(comp)
 	bw.Write(binary.LittleEndian.AppendUint64(scratch[:0], uint64(docBuf.Len())))
 	bw.Write(docBuf.Bytes())
 	bw.Write(binary.LittleEndian.AppendUint64(scratch[:0], uint64(vectors)*uint64(h.Dimensions)*4))
@@ -233,7 +260,10 @@ func Decode(r io.Reader) (Header, []search.IndexDoc, error) {
 // reading past the header, a snapshot of another embedder or dimensions than
 // want's, and with ErrCorrupt one whose checksum is not want.Checksum.
 func DecodeExpect(r io.Reader, want Expect) (Header, []search.IndexDoc, error) {
-	d := decoder{src: bufio.NewReaderSize(r, 64<<10), sum: sha256.New()}
+	if want.Size > 0 {
+		r = io.LimitReader(r, want.Size+1) // one byte more: a longer object is refused below
+	}
+	d := decoder{src: bufio.NewReaderSize(r, 64<<10), sum: sha256.New(), vectors: -1}
 	h, err := d.header()
 	if err != nil {
 		return Header{}, nil, err
@@ -242,9 +272,20 @@ func DecodeExpect(r io.Reader, want Expect) (Header, []search.IndexDoc, error) {
 		return h, nil, fmt.Errorf("snapshot %d holds vectors of embedder %q (%d dimensions), this program embeds with %q (%d dimensions): %w",
 			h.Sequence, h.Embedder, h.Dimensions, want.Embedder, want.Dimensions, ErrIncompatible)
 	}
+	if want.Size > 0 {
+		// Every document and recording has a vector of 4×Dimensions bytes
+		// in the object.
+		d.vectors = want.Size / (4 * int64(h.Dimensions))
+		if int64(h.Documents) > d.vectors {
+			return h, nil, corrupt("its header claims %d documents, more vectors than its %d bytes can hold", h.Documents, want.Size)
+		}
+	}
 	docs, err := d.body(h)
 	if err != nil {
 		return h, nil, err
+	}
+	if size := d.n + sha256.Size; want.Size > 0 && size != want.Size {
+		return h, nil, corrupt("it is %d bytes long, its pointer says %d", size, want.Size)
 	}
 	if want.Checksum != "" && d.checksum != want.Checksum {
 		return h, nil, fmt.Errorf("snapshot %d has checksum %s, its pointer names %s: %w", h.Sequence, d.checksum, want.Checksum, ErrCorrupt)
@@ -256,6 +297,10 @@ type decoder struct {
 	src      *bufio.Reader
 	sum      hash.Hash
 	checksum string
+	// vectors is how many vectors the object can hold (Expect.Size); -1
+	// when its size is unknown.
+	vectors int64
+	n       int64 // bytes read so far, but the checksum
 }
 
 func corrupt(format string, args ...any) error {
@@ -270,6 +315,7 @@ func (d *decoder) read(p []byte) error {
 		}
 		return fmt.Errorf("snapshot: read: %w", err)
 	}
+	d.n += int64(len(p))
 	d.sum.Write(p)
 	return nil
 }
@@ -326,15 +372,20 @@ func (d *decoder) body(h Header) ([]search.IndexDoc, error) {
 	case compressNone:
 	case compressDeflate:
 		var out bytes.Buffer
-		if _, err := io.Copy(&out, flate.NewReader(bytes.NewReader(raw))); err != nil {
+		limit := int64(maxInflate)*int64(len(raw)) + 1
+		if _, err := io.Copy(&out, io.LimitReader(flate.NewReader(bytes.NewReader(raw)), limit)); err != nil {
 			return nil, corrupt("the documents section: %v", err)
+		}
+		if int64(out.Len()) >= limit {
+			return nil, corrupt("its documents section inflates to more than %d times its %d bytes", maxInflate, len(raw))
 		}
 		raw = out.Bytes()
 	default:
 		return nil, corrupt("an unknown compression %d", pre[0])
 	}
-	docs := make([]search.IndexDoc, 0, min(h.Documents, len(raw)))
-	p := parser{b: raw}
+	// The header's count only caps the first allocation: it may lie.
+	docs := make([]search.IndexDoc, 0, min(h.Documents, len(raw)/minDocBytes))
+	p := parser{b: raw, vectors: d.vectors}
 	vectors := uint64(0)
 	for len(p.b) > 0 && p.err == nil {
 		docs = append(docs, p.doc())
@@ -357,15 +408,17 @@ func (d *decoder) body(h Header) ([]search.IndexDoc, error) {
 	buf := make([]byte, 4*dims)
 	for i := range docs {
 		doc := &docs[i]
-		// One allocation per document for its vector and its recordings'.
-		slab := make([]float32, dims*(1+len(doc.Recordings)))
-		for j := 0; j < len(slab); j += dims {
+		// One slab per document for its vector and its recordings', grown
+		// as the vectors arrive: an object that claims more than it holds
+		// ends before its claim is allocated.
+		n := 1 + len(doc.Recordings)
+		slab := make([]float32, 0, dims*min(n, 4))
+		for range n {
 			if err := d.read(buf); err != nil {
 				return nil, err
 			}
-			v := slab[j : j+dims : j+dims]
-			for k := range v {
-				v[k] = math.Float32frombits(binary.LittleEndian.Uint32(buf[4*k:]))
+			for k := range dims {
+				slab = append(slab, math.Float32frombits(binary.LittleEndian.Uint32(buf[4*k:])))
 			}
 		}
 		doc.Vector = slab[:dims:dims]
@@ -406,6 +459,9 @@ func (f readerFunc) Read(p []byte) (int, error) {
 type parser struct {
 	b   []byte
 	err error
+	// vectors is how many more vectors the object can hold: each document
+	// and each recording takes one. Negative: unknown, not checked.
+	vectors int64
 }
 
 func (p *parser) fail() {
@@ -470,6 +526,11 @@ func (p *parser) strings() []string {
 
 func (p *parser) doc() search.IndexDoc {
 	var d search.IndexDoc
+	if p.vectors == 0 {
+		p.fail()
+		return d
+	}
+	p.vectors--
 	d.ID = p.string()
 	d.LibraryID = p.string()
 	d.Category = p.string()
@@ -499,6 +560,13 @@ func (p *parser) doc() search.IndexDoc {
 	d.Body = p.strings()
 	d.Labels = p.strings()
 	if n := p.count(); n > 0 {
+		if p.vectors >= 0 {
+			if int64(n) > p.vectors {
+				p.fail()
+				return d
+			}
+			p.vectors -= int64(n)
+		}
 		d.Recordings = make([]search.RecordingVector, n)
 		for i := range d.Recordings {
 			d.Recordings[i].ID = p.string()

@@ -82,7 +82,7 @@ func LoadSnapshot(ctx context.Context, b Blobs, p Pointer, want Expect) (Header,
 		return Header{}, nil, fmt.Errorf("snapshot: read %s version %s: %w", p.Key, p.Version, err)
 	}
 	defer body.Close()
-	want.Checksum = trimChecksum(p.Checksum)
+	want.Checksum, want.Size = trimChecksum(p.Checksum), p.Bytes
 	h, docs, err := DecodeExpect(body, want)
 	if err != nil {
 		return Header{}, nil, fmt.Errorf("snapshot: %s version %s: %w", p.Key, p.Version, err)
