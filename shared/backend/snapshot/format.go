@@ -338,12 +338,17 @@ func (d *decoder) header() (Header, error) {
 	if n > maxHeader {
 		return Header{}, corrupt("a header of %d bytes", n)
 	}
-	head := make([]byte, n)
-	if err := d.read(head); err != nil {
+	// Read as it arrives: a header length the object does not hold must
+	// not allocate it.
+	var head bytes.Buffer
+	if _, err := io.Copy(&head, io.LimitReader(readerFunc(d.read), int64(n))); err != nil {
 		return Header{}, err
 	}
+	if head.Len() != int(n) {
+		return Header{}, corrupt("it ends early")
+	}
 	var h Header
-	if err := json.Unmarshal(head, &h); err != nil {
+	if err := json.Unmarshal(head.Bytes(), &h); err != nil {
 		return Header{}, corrupt("the header: %v", err)
 	}
 	if h.Format != FormatVersion || h.Dimensions <= 0 || h.Dimensions > maxDimensions || h.Documents < 0 {
