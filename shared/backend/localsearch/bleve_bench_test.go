@@ -126,10 +126,11 @@ func benchLexical(b *testing.B, docs int, ours bool) {
 		i++
 		if ours {
 			s := lb.x.getScratch()
-			terms := lb.x.analyzer.DistinctTerms(q)
+			terms := analyzer().DistinctTerms(q)
 			rules := search.DefaultRules("hash-")
 			rules.Feedback.Docs = 0 // the word match alone, as bleve's
-			lb.x.words(s, terms, lb.spans, &rules)
+			v := view{{segment: lb.x.whole, spans: lb.spans, s: s}}
+			v.words(terms, &rules)
 			n := 0
 			for _, o := range s.touched {
 				if s.wExact[o] == uint16(len(terms)) {

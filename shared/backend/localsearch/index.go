@@ -24,7 +24,6 @@ import (
 	"sync/atomic"
 
 	"github.com/blevesearch/vellum"
-	"github.com/blevesearch/vellum/levenshtein"
 	"golang.org/x/sync/errgroup"
 
 	doclib "github.com/doclib/doclib/shared"
@@ -47,7 +46,7 @@ type Index struct {
 	embedder   search.Embedder
 	embedderID string
 	dims       int
-	analyzer   *analysis.Analyzer
+	analyzer   *analysis.Analyzer // of the build
 
 	docs   []search.Doc // by ordinal; libraries are contiguous
 	libs   map[string]span
@@ -66,8 +65,8 @@ type Index struct {
 	// document i with their counts are fwd[fwdOff[i]:fwdOff[i+1]].
 	fwdOff []uint32
 	fwd    []termCount
-	vocab  *vellum.FST // term -> term id, for fuzzy matching
-	lev    *levenshtein.LevenshteinAutomatonBuilder
+	vocab    *vellum.FST // term -> term id, for fuzzy matching
+	termName []string    // term id -> term
 
 	// Vectors, row-major: document i is docVec[i*dims:(i+1)*dims].
 	docVec []float32
@@ -78,8 +77,13 @@ type Index struct {
 	// libRecs lists, per library number, the recordings behind its documents.
 	libRecs [][]uint32
 
-	// activity lists every ordinal, most active first.
+	// activity lists every ordinal, most active first; byID every ordinal by
+	// document ID.
 	activity []uint32
+	byID     []uint32
+
+	// whole is the index as a segment of its own, every document live.
+	whole *segment
 
 	scratch sync.Pool
 }
@@ -423,6 +427,9 @@ func build(ctx context.Context, docs []search.IndexDoc, e search.Embedder, worke
 		x.activity[i] = uint32(i)
 	}
 	slices.SortFunc(x.activity, func(a, b uint32) int { return search.MoreActive(&x.docs[a], &x.docs[b]) })
+	x.byID = slices.Clone(x.activity)
+	slices.SortFunc(x.byID, func(a, b uint32) int { return strings.Compare(x.docs[a].ID, x.docs[b].ID) })
+	x.whole = newSegment(x, nil)
 	return x, nil
 }
 
@@ -625,8 +632,9 @@ func (x *Index) buildLexical(ctx context.Context, n int, text func(i int) (title
 	if x.vocab, err = vellum.Load(buf.Bytes()); err != nil {
 		return fmt.Errorf("localsearch: vocabulary: %w", err)
 	}
-	if x.lev, err = levenshtein.NewLevenshteinAutomatonBuilder(2, false); err != nil {
-		return fmt.Errorf("localsearch: levenshtein: %w", err)
+	x.termName = make([]string, len(vocab))
+	for _, t := range vocab {
+		x.termName[x.terms[t]] = t
 	}
 	return nil
 }

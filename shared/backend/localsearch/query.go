@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"unicode/utf8"
 
@@ -17,8 +18,9 @@ import (
 
 var _ search.Retriever = (*Index)(nil)
 
-// scratch is one query's working memory, reused across queries. Entries are
-// valid only when their stamp equals gen, so nothing is cleared between queries.
+// scratch is one query's working memory over one segment, reused across
+// queries. Entries are valid only when their stamp equals gen, so nothing is
+// cleared between queries.
 type scratch struct {
 	gen uint32
 
@@ -68,43 +70,82 @@ func (x *Index) visibleSpans(libraries []string) []span {
 	return out
 }
 
+// part is one segment as a query reads it: its visible ranges and the
+// query's working memory over it.
+type part struct {
+	*segment
+	spans []span
+	s     *scratch
+}
+
+// view is a query's reading of a set of segments, oldest first. Every step of
+// a query reads the visible, live documents of every part, and term
+// statistics are theirs: a search over several segments ranks as one over a
+// single index of the same live documents would.
+type view []part
+
+func newView(segs []*segment, libraries []string) view {
+	v := make(view, len(segs))
+	for i, sg := range segs {
+		v[i] = part{segment: sg, spans: sg.x.visibleSpans(libraries), s: sg.x.getScratch()}
+	}
+	return v
+}
+
+func (v view) release() {
+	for _, p := range v {
+		p.x.scratch.Put(p.s)
+	}
+}
+
 // Candidates implements search.Retriever.
 func (x *Index) Candidates(ctx context.Context, q *search.Query, add func(search.Candidate)) error {
-	if len(q.Vector) != x.dims {
+	return candidates(ctx, []*segment{x.whole}, x.dims, q, add)
+}
+
+func candidates(ctx context.Context, segs []*segment, dims int, q *search.Query, add func(search.Candidate)) error {
+	if len(q.Vector) != dims {
 		return errDims
 	}
-	spans := x.visibleSpans(q.Libraries)
-	s := x.getScratch()
-	defer x.scratch.Put(s)
+	v := newView(segs, q.Libraries)
+	defer v.release()
 
-	terms := x.analyzer.DistinctTerms(q.Text)
-	w := x.words(s, terms, spans, q.Rules)
+	terms := analyzer().DistinctTerms(q.Text)
+	w := v.words(terms, q.Rules)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	x.cosines(s, q.Vector, spans)
+	v.cosines(q.Vector)
 	if !q.NoRecordings {
-		x.recordings(s, q.Vector, spans)
+		for _, p := range v {
+			p.recordings(q.Vector)
+		}
 	}
 
 	nTerms := uint16(len(terms))
-	for _, sp := range spans {
-		for i := sp.start; i < sp.end; i++ {
-			var e search.Evidence
-			e.Semantic = float64(s.cos[i])
-			if s.wStamp[i] == s.gen {
-				e.Share = float64(s.wShare[i]) / w.weight
-				e.LexicalHit = nTerms > 0 && s.wExact[i] == nTerms
-				e.FuzzyHit = !e.LexicalHit && e.Share >= q.Rules.FuzzyShare-1e-9
-				if e.LexicalHit || e.FuzzyHit {
-					e.Word = w.strength(s, i)
+	for _, p := range v {
+		s := p.s
+		for _, sp := range p.spans {
+			for i := sp.start; i < sp.end; i++ {
+				if p.isDead(i) {
+					continue
 				}
-			}
-			if !q.NoRecordings {
-				e.Recordings = float64(x.bestRecording(s, i))
-			}
-			if q.Rules.Matches(e) {
-				add(search.Candidate{Doc: &x.docs[i], Evidence: e})
+				var e search.Evidence
+				e.Semantic = float64(s.cos[i])
+				if s.wStamp[i] == s.gen {
+					e.Share = float64(s.wShare[i]) / w.weight
+					e.LexicalHit = nTerms > 0 && s.wExact[i] == nTerms
+					e.FuzzyHit = !e.LexicalHit && e.Share >= q.Rules.FuzzyShare-1e-9
+					if e.LexicalHit || e.FuzzyHit {
+						e.Word = w.strength(s, i)
+					}
+				}
+				if !q.NoRecordings {
+					e.Recordings = float64(p.bestRecording(i))
+				}
+				if q.Rules.Matches(e) {
+					add(search.Candidate{Doc: &p.x.docs[i], Evidence: e})
+				}
 			}
 		}
 	}
@@ -125,14 +166,16 @@ type wordStats struct {
 	n, avgTitle, avgBody float64
 }
 
-func (x *Index) wordStats(spans []span) wordStats {
+func (v view) wordStats() wordStats {
 	var st wordStats
 	var titleSum, bodySum float64
-	for _, sp := range spans {
-		st.n += float64(sp.end - sp.start)
-		li := x.docLib[sp.start]
-		titleSum += x.libTitle[li]
-		bodySum += x.libBody[li]
+	for _, p := range v {
+		for _, sp := range p.spans {
+			ls := p.stats[p.x.docLib[sp.start]]
+			st.n += ls.n
+			titleSum += ls.title
+			bodySum += ls.body
+		}
 	}
 	st.avgTitle, st.avgBody = max(titleSum/max(st.n, 1), 1), max(bodySum/max(st.n, 1), 1)
 	return st
@@ -168,6 +211,13 @@ func (w *wordResult) strength(s *scratch, i uint32) float64 {
 	return (w.scale*float64(s.wScore[i]) + w.expScale*float64(s.wExp[i])) / w.max
 }
 
+// near is a vocabulary term within a query term's allowed edits, and how
+// similar it is (1 - edits/length).
+type near struct {
+	term string
+	sim  float64
+}
+
 // words credits each visible document, per query term, with the term as
 // written or, when no visible document holds it (most likely a typo), with its
 // nearest neighbours within the allowed edits: the share of the query's term
@@ -175,80 +225,118 @@ func (w *wordResult) strength(s *scratch, i uint32) float64 {
 // times that) and its BM25F. Then, with feedback on, it expands the query with
 // the words of the best matches (RM3) and scores the documents it credited for
 // those too. Term statistics are those of the visible documents only.
-func (x *Index) words(s *scratch, terms []string, spans []span, rules *search.Rules) *wordResult {
+func (v view) words(terms []string, rules *search.Rules) *wordResult {
 	w := &wordResult{scale: 1}
-	st := x.wordStats(spans)
+	st := v.wordStats()
 	if st.n == 0 || len(terms) == 0 {
 		return w
-	}
-	type match struct {
-		id  uint32
-		sim float64
 	}
 	var score float64 // the most a document could score for the query's terms
 	for ti, term := range terms {
 		n := utf8.RuneCountInString(term)
-		var matches []match
+		var matches []near
 		weight := st.idf(0)
 		// A term that the visible documents hold as written is taken as meant:
 		// only a term they lack is widened to its neighbours. Otherwise every
 		// short word would also match its look-alikes ("hire", "here", "fire").
-		if id, ok := x.terms[term]; ok {
-			if df := x.visibleDF(id, spans); df > 0 {
-				matches = append(matches, match{id, 1})
-				weight = st.idf(df)
-			}
+		if df := v.df(term); df > 0 {
+			matches = append(matches, near{term, 1})
+			weight = st.idf(df)
 		}
 		if edits := rules.MaxEdits(n); len(matches) == 0 && edits > 0 {
-			if dfa, err := x.lev.BuildDfa(term, uint8(edits)); err == nil {
-				it, err := x.vocab.Search(dfa, nil, nil)
-				for err == nil {
-					key, val := it.Current()
-					// The automaton also reports matches past the edits it was
-					// built for (up to the builder's 2): keep only those within.
-					if ok, d := dfa.MatchAndDistance(string(key)); ok && d > 0 && int(d) <= edits {
-						matches = append(matches, match{uint32(val), 1 - float64(d)/float64(max(n, 1))})
-					}
-					err = it.Next()
-				}
-			}
-			// Nearest first, so that a document's first credit for a term is its best.
-			slices.SortStableFunc(matches, func(a, b match) int { return cmp.Compare(b.sim, a.sim) })
+			matches = v.neighbours(term, edits, n)
 		}
 		w.weight += weight
 		score += weight * (k1 + 1)
 		for _, m := range matches {
-			df := x.visibleDF(m.id, spans)
+			df := v.df(m.term)
 			if df == 0 {
 				continue
 			}
 			idf := st.idf(df)
 			share := float32(m.sim * weight)
-			for _, sp := range spans {
-				for _, p := range x.postings(m.id, sp) {
-					d := p.doc
-					if s.wStamp[d] != s.gen {
-						s.wStamp[d], s.wLast[d], s.wExact[d], s.wShare[d], s.wScore[d], s.wExp[d] = s.gen, 0, 0, 0, 0, 0
-						s.touched = append(s.touched, d)
+			for _, p := range v {
+				id, ok := p.x.terms[m.term]
+				if !ok {
+					continue
+				}
+				s := p.s
+				for _, sp := range p.spans {
+					for _, ps := range p.x.postings(id, sp) {
+						d := ps.doc
+						if p.isDead(d) {
+							continue
+						}
+						if s.wStamp[d] != s.gen {
+							s.wStamp[d], s.wLast[d], s.wExact[d], s.wShare[d], s.wScore[d], s.wExp[d] = s.gen, 0, 0, 0, 0, 0
+							s.touched = append(s.touched, d)
+						}
+						if s.wLast[d] == uint16(ti+1) {
+							continue // credited for this term already, by a nearer match
+						}
+						s.wLast[d] = uint16(ti + 1)
+						if m.sim == 1 {
+							s.wExact[d]++
+						}
+						s.wShare[d] += share
+						s.wScore[d] += float32(m.sim * idf * p.x.bm25(st, ps))
 					}
-					if s.wLast[d] == uint16(ti+1) {
-						continue // credited for this term already, by a nearer match
-					}
-					s.wLast[d] = uint16(ti + 1)
-					if m.sim == 1 {
-						s.wExact[d]++
-					}
-					s.wShare[d] += share
-					s.wScore[d] += float32(m.sim * idf * x.bm25(st, p))
 				}
 			}
 		}
 	}
 	w.max = score
 	if f := rules.Feedback; f.Docs > 0 && f.Terms > 0 && f.QueryWeight < 1 {
-		x.feedback(s, w, st, spans, rules, len(terms))
+		v.feedback(w, st, rules, len(terms))
 	}
 	return w
+}
+
+// neighbours are the vocabulary terms of every part within edits of term (of
+// n letters), nearest first, then in the vocabulary's order.
+func (v view) neighbours(term string, edits, n int) []near {
+	dfa, err := levenshteinBuilder().BuildDfa(term, uint8(edits))
+	if err != nil {
+		return nil
+	}
+	var out []near
+	for _, p := range v {
+		it, err := p.x.vocab.Search(dfa, nil, nil)
+		for err == nil {
+			key, _ := it.Current()
+			// The automaton also reports matches past the edits it was
+			// built for (up to the builder's 2): keep only those within.
+			if ok, d := dfa.MatchAndDistance(string(key)); ok && d > 0 && int(d) <= edits {
+				out = append(out, near{string(key), 1 - float64(d)/float64(max(n, 1))})
+			}
+			err = it.Next()
+		}
+	}
+	if len(v) > 1 { // each part's terms come in order: merge them, once each
+		slices.SortFunc(out, func(a, b near) int { return strings.Compare(a.term, b.term) })
+		out = slices.CompactFunc(out, func(a, b near) bool { return a.term == b.term })
+	}
+	// Nearest first, so that a document's first credit for a term is its best.
+	slices.SortStableFunc(out, func(a, b near) int { return cmp.Compare(b.sim, a.sim) })
+	return out
+}
+
+// ref is a document of a view: its part and ordinal.
+type ref struct {
+	part int
+	doc  uint32
+}
+
+// before orders documents as a single index numbers them: by library, then ID.
+func (v view) before(a, b ref) bool {
+	if a.part == b.part {
+		return a.doc < b.doc
+	}
+	da, db := &v[a.part].x.docs[a.doc], &v[b.part].x.docs[b.doc]
+	if c := strings.Compare(da.LibraryID, db.LibraryID); c != 0 {
+		return c < 0
+	}
+	return da.ID < db.ID
 }
 
 // feedback expands the query with the words of its best word matches (RM3,
@@ -259,59 +347,67 @@ func (x *Index) words(s *scratch, terms []string, spans []span, rules *search.Ru
 // 1 - QueryWeight of the expanded query. Only documents the query's own words
 // reached are scored for them: feedback strengthens evidence, it finds nothing
 // by itself.
-func (x *Index) feedback(s *scratch, w *wordResult, st wordStats, spans []span, rules *search.Rules, nTerms int) {
+func (v view) feedback(w *wordResult, st wordStats, rules *search.Rules, nTerms int) {
 	f := rules.Feedback
-	// The best matches: a bounded selection, best score first, then ordinal.
-	top := make([]uint32, 0, f.Docs)
-	better := func(a, b uint32) bool {
-		return s.wScore[a] > s.wScore[b] || (s.wScore[a] == s.wScore[b] && a < b)
+	// The best matches: a bounded selection, best score first, then in the
+	// index's order.
+	top := make([]ref, 0, f.Docs)
+	score := func(r ref) float32 { return v[r.part].s.wScore[r.doc] }
+	better := func(a, b ref) bool {
+		sa, sb := score(a), score(b)
+		return sa > sb || (sa == sb && v.before(a, b))
 	}
-	for _, d := range s.touched {
-		share := float64(s.wShare[d]) / w.weight
-		if s.wExact[d] != uint16(nTerms) && share < rules.FuzzyShare-1e-9 {
-			continue // no word signal fires for it
-		}
-		if len(top) == f.Docs && !better(d, top[len(top)-1]) {
-			continue
-		}
-		if len(top) < f.Docs {
-			top = append(top, d)
-		} else {
-			top[len(top)-1] = d
-		}
-		for j := len(top) - 1; j > 0 && better(top[j], top[j-1]); j-- {
-			top[j], top[j-1] = top[j-1], top[j]
+	for pi, p := range v {
+		s := p.s
+		for _, d := range s.touched {
+			share := float64(s.wShare[d]) / w.weight
+			if s.wExact[d] != uint16(nTerms) && share < rules.FuzzyShare-1e-9 {
+				continue // no word signal fires for it
+			}
+			r := ref{pi, d}
+			if len(top) == f.Docs && !better(r, top[len(top)-1]) {
+				continue
+			}
+			if len(top) < f.Docs {
+				top = append(top, r)
+			} else {
+				top[len(top)-1] = r
+			}
+			for j := len(top) - 1; j > 0 && better(top[j], top[j-1]); j-- {
+				top[j], top[j-1] = top[j-1], top[j]
+			}
 		}
 	}
 	if len(top) == 0 {
 		return
 	}
 	// P(d) ∝ exp(score), P(t|d) = tf / length.
-	best := float64(s.wScore[top[0]])
+	best := float64(score(top[0]))
 	var z float64
-	for _, d := range top {
-		z += math.Exp(float64(s.wScore[d]) - best)
+	for _, r := range top {
+		z += math.Exp(float64(score(r)) - best)
 	}
-	rel := map[uint32]float64{}
-	for _, d := range top {
-		pd := math.Exp(float64(s.wScore[d])-best) / z
-		entries := x.fwd[x.fwdOff[d]:x.fwdOff[d+1]]
+	rel := map[string]float64{}
+	for _, r := range top {
+		x := v[r.part].x
+		pd := math.Exp(float64(score(r))-best) / z
+		entries := x.fwd[x.fwdOff[r.doc]:x.fwdOff[r.doc+1]]
 		var length float64
 		for _, e := range entries {
 			length += float64(e.tf)
 		}
 		for _, e := range entries {
-			rel[e.term] += pd * float64(e.tf) / length
+			rel[x.termName[e.term]] += pd * float64(e.tf) / length
 		}
 	}
 	type weighted struct {
-		term uint32
+		term string
 		w    float64
 		idf  float64
 	}
 	cands := make([]weighted, 0, len(rel))
 	for t, r := range rel {
-		df := x.visibleDF(t, spans)
+		df := v.df(t)
 		if df == 0 {
 			continue
 		}
@@ -322,7 +418,7 @@ func (x *Index) feedback(s *scratch, w *wordResult, st wordStats, spans []span, 
 		if c := cmp.Compare(b.w, a.w); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.term, b.term)
+		return strings.Compare(a.term, b.term)
 	})
 	cands = cands[:min(f.Terms, len(cands))]
 	var sum float64
@@ -338,21 +434,43 @@ func (x *Index) feedback(s *scratch, w *wordResult, st wordStats, spans []span, 
 	for _, c := range cands {
 		qw := (1 - f.QueryWeight) * c.w / sum
 		w.max += qw * c.idf * (k1 + 1)
-		for _, sp := range spans {
-			for _, p := range x.postings(c.term, sp) {
-				if s.wStamp[p.doc] == s.gen {
-					s.wExp[p.doc] += float32(qw * c.idf * x.bm25(st, p))
+		for _, p := range v {
+			id, ok := p.x.terms[c.term]
+			if !ok {
+				continue
+			}
+			s := p.s
+			for _, sp := range p.spans {
+				for _, ps := range p.x.postings(id, sp) {
+					if s.wStamp[ps.doc] == s.gen { // only live documents are stamped
+						s.wExp[ps.doc] += float32(qw * c.idf * p.x.bm25(st, ps))
+					}
 				}
 			}
 		}
 	}
 }
 
-// visibleDF is the number of visible documents holding a term.
-func (x *Index) visibleDF(term uint32, spans []span) int {
+// df is the number of visible, live documents holding a term.
+func (v view) df(term string) int {
 	n := 0
-	for _, sp := range spans {
-		n += len(x.postings(term, sp))
+	for _, p := range v {
+		id, ok := p.x.terms[term]
+		if !ok {
+			continue
+		}
+		for _, sp := range p.spans {
+			ps := p.x.postings(id, sp)
+			if p.dead == nil {
+				n += len(ps)
+				continue
+			}
+			for _, q := range ps {
+				if !p.isDead(q.doc) {
+					n++
+				}
+			}
+		}
 	}
 	return n
 }
@@ -361,36 +479,46 @@ func (x *Index) visibleDF(term uint32, spans []span) int {
 // computed on every core.
 const parallelFrom = 8192
 
-// cosines writes the cosine of q with every visible document into s.cos.
-func (x *Index) cosines(s *scratch, q []float32, spans []span) {
+// cosines writes the cosine of q with every visible document of each part
+// into its scratch.
+func (v view) cosines(q []float32) {
+	type task struct {
+		p  *part
+		sp span
+	}
+	var tasks []task
 	total := 0
-	for _, sp := range spans {
-		total += int(sp.end - sp.start)
+	for i := range v {
+		for _, sp := range v[i].spans {
+			tasks = append(tasks, task{&v[i], sp})
+			total += int(sp.end - sp.start)
+		}
 	}
 	workers := 1
 	if total >= parallelFrom {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	if workers == 1 {
-		for _, sp := range spans {
-			x.dotRange(s.cos, x.docVec, q, sp.start, sp.end)
+		for _, t := range tasks {
+			t.p.x.dotRange(t.p.s.cos, t.p.x.docVec, q, t.sp.start, t.sp.end)
 		}
 		return
 	}
 	// Cut the visible ordinals into workers equal shares.
 	var wg sync.WaitGroup
 	share := (total + workers - 1) / workers
-	var parts [][]span
-	cur, left := []span{}, share
-	for _, sp := range spans {
+	var parts [][]task
+	cur, left := []task{}, share
+	for _, t := range tasks {
+		sp := t.sp
 		for sp.start < sp.end {
 			take := min(uint32(left), sp.end-sp.start)
-			cur = append(cur, span{sp.start, sp.start + take})
+			cur = append(cur, task{t.p, span{sp.start, sp.start + take}})
 			sp.start += take
 			left -= int(take)
 			if left == 0 {
 				parts = append(parts, cur)
-				cur, left = []span{}, share
+				cur, left = []task{}, share
 			}
 		}
 	}
@@ -401,8 +529,8 @@ func (x *Index) cosines(s *scratch, q []float32, spans []span) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for _, sp := range part {
-				x.dotRange(s.cos, x.docVec, q, sp.start, sp.end)
+			for _, t := range part {
+				t.p.x.dotRange(t.p.s.cos, t.p.x.docVec, q, t.sp.start, t.sp.end)
 			}
 		}()
 	}
@@ -418,11 +546,12 @@ func (x *Index) dotRange(out, vecs, q []float32, start, end uint32) {
 }
 
 // recordings computes the cosine of q with every readable recording behind a
-// visible document, each once: the distinct recordings are listed first, then
-// scored on every core when there are many.
-func (x *Index) recordings(s *scratch, q []float32, spans []span) {
+// visible document of the part, each once: the distinct recordings are listed
+// first, then scored on every core when there are many.
+func (p *part) recordings(q []float32) {
+	x, s := p.x, p.s
 	todo := s.recTodo[:0]
-	for _, sp := range spans {
+	for _, sp := range p.spans {
 		for _, r := range x.libRecs[x.docLib[sp.start]] {
 			if s.recStamp[r] != s.gen {
 				s.recStamp[r] = s.gen
@@ -459,11 +588,11 @@ func (x *Index) recordings(s *scratch, q []float32, spans []span) {
 }
 
 // bestRecording is the best cosine of the readable recordings behind document i.
-func (x *Index) bestRecording(s *scratch, i uint32) float32 {
+func (p *part) bestRecording(i uint32) float32 {
 	best := float32(0)
-	for _, r := range x.docRecs[x.docRecOff[i]:x.docRecOff[i+1]] {
-		if s.recStamp[r] == s.gen {
-			best = max(best, s.rec[r])
+	for _, r := range p.x.docRecs[p.x.docRecOff[i]:p.x.docRecOff[i+1]] {
+		if p.s.recStamp[r] == p.s.gen {
+			best = max(best, p.s.rec[r])
 		}
 	}
 	return best
@@ -471,32 +600,78 @@ func (x *Index) bestRecording(s *scratch, i uint32) float32 {
 
 // MostActive implements search.Retriever.
 func (x *Index) MostActive(ctx context.Context, q *search.Query, f search.Filter, offset, limit int) ([]search.Candidate, int, error) {
-	if len(q.Vector) != x.dims {
+	return mostActive(ctx, []*segment{x.whole}, x.dims, q, f, offset, limit)
+}
+
+// mostActive pages through the visible, live documents of segs that pass f,
+// most active first: each segment lists its documents in that order, and the
+// lists are merged.
+func mostActive(ctx context.Context, segs []*segment, dims int, q *search.Query, f search.Filter, offset, limit int) ([]search.Candidate, int, error) {
+	if len(q.Vector) != dims {
 		return nil, 0, errDims
 	}
-	visible := make([]bool, len(x.libIDs))
-	for _, id := range q.Libraries {
-		if sp, ok := x.libs[id]; ok && sp.end > sp.start {
-			visible[x.docLib[sp.start]] = true
+	type cursor struct {
+		sg      *segment
+		visible []bool
+		next    int
+	}
+	cur := make([]cursor, 0, len(segs))
+	for _, sg := range segs {
+		c := cursor{sg: sg, visible: make([]bool, len(sg.x.libIDs))}
+		for _, id := range q.Libraries {
+			if sp, ok := sg.x.libs[id]; ok && sp.end > sp.start {
+				c.visible[sg.x.docLib[sp.start]] = true
+			}
+		}
+		cur = append(cur, c)
+	}
+	// skip moves a cursor to its next document that counts.
+	skip := func(c *cursor) {
+		x := c.sg.x
+		for ; c.next < len(x.activity); c.next++ {
+			o := x.activity[c.next]
+			if c.visible[x.docLib[o]] && !c.sg.isDead(o) && f.Pass(&x.docs[o]) {
+				return
+			}
 		}
 	}
-	var page []uint32
+	for i := range cur {
+		skip(&cur[i])
+	}
+	doc := func(c *cursor) *search.Doc { return &c.sg.x.docs[c.sg.x.activity[c.next]] }
+	type hit struct {
+		x *Index
+		o uint32
+	}
+	var page []hit
 	total := 0
-	for _, o := range x.activity {
-		if !visible[x.docLib[o]] || !f.Pass(&x.docs[o]) {
-			continue
+	for {
+		best := -1
+		for i := range cur {
+			c := &cur[i]
+			if c.next == len(c.sg.x.activity) {
+				continue
+			}
+			if best < 0 || search.MoreActive(doc(c), doc(&cur[best])) < 0 {
+				best = i
+			}
 		}
+		if best < 0 {
+			break
+		}
+		c := &cur[best]
 		if total >= offset && len(page) < limit {
-			page = append(page, o)
+			page = append(page, hit{c.sg.x, c.sg.x.activity[c.next]})
 		}
 		total++
+		c.next++
+		skip(c)
 	}
 	out := make([]search.Candidate, len(page))
-	d := x.dims
-	qv := blas32.Vector{N: d, Inc: 1, Data: q.Vector}
-	for i, o := range page {
-		cos := blas32.Dot(qv, blas32.Vector{N: d, Inc: 1, Data: x.docVec[int(o)*d : int(o+1)*d]})
-		out[i] = search.Candidate{Doc: &x.docs[o], Evidence: search.Evidence{Semantic: float64(cos)}}
+	qv := blas32.Vector{N: dims, Inc: 1, Data: q.Vector}
+	for i, h := range page {
+		cos := blas32.Dot(qv, blas32.Vector{N: dims, Inc: 1, Data: h.x.docVec[int(h.o)*dims : int(h.o+1)*dims]})
+		out[i] = search.Candidate{Doc: &h.x.docs[h.o], Evidence: search.Evidence{Semantic: float64(cos)}}
 	}
 	return out, total, ctx.Err()
 }
