@@ -63,8 +63,8 @@ type Index struct {
 	libBody  []float64
 	// The forward index, for feedback: the words (stop words left out) of
 	// document i with their counts are fwd[fwdOff[i]:fwdOff[i+1]].
-	fwdOff []uint32
-	fwd    []termCount
+	fwdOff   []uint32
+	fwd      []termCount
 	vocab    *vellum.FST // term -> term id, for fuzzy matching
 	termName []string    // term id -> term
 
