@@ -53,8 +53,7 @@ type Index struct {
 	docLib []uint16 // ordinal -> library number
 	libIDs []string // library number -> ID
 
-	// Lexical: term -> postings of (ordinal, tf in title, tf in content).
-	terms    map[string]uint32
+	// Lexical: term ID -> postings of (ordinal, tf in title, tf in content).
 	postOff  []uint32 // postings of term t are post[postOff[t]:postOff[t+1]]
 	post     []posting
 	titleLen []uint16
@@ -66,7 +65,7 @@ type Index struct {
 	fwdOff   []uint32
 	fwd      []termCount
 	vocab    *vellum.FST // term -> term id, for fuzzy matching
-	termName []string    // term id -> term
+	termName []string    // term ID -> term: the vocabulary, sorted
 
 	// Vectors, row-major: document i is docVec[i*dims:(i+1)*dims].
 	docVec []float32
@@ -282,7 +281,7 @@ const checkEvery = 1024
 // are made, numbering them library by library (libraries by ID, documents by
 // ID). docs is not modified nor retained.
 func build(ctx context.Context, docs []search.IndexDoc, e search.Embedder, workers int) (*Index, error) {
-	x := &Index{embedder: e, embedderID: e.ID(), dims: e.Dimensions(), analyzer: analysis.New(), libs: map[string]span{}, terms: map[string]uint32{}}
+	x := &Index{embedder: e, embedderID: e.ID(), dims: e.Dimensions(), analyzer: analysis.New(), libs: map[string]span{}}
 	if x.dims <= 0 {
 		return nil, fmt.Errorf("localsearch: embedder %s has %d dimensions", e.ID(), x.dims)
 	}
@@ -578,6 +577,7 @@ func (x *Index) buildLexical(ctx context.Context, n int, text func(i int) (title
 
 	x.libTitle = make([]float64, len(x.libIDs))
 	x.libBody = make([]float64, len(x.libIDs))
+	terms := map[string]uint32{} // term -> number, in order of first occurrence
 	lists := [][]posting{}
 	x.fwdOff = make([]uint32, 1, n+1)
 	for i, tfs := range analysed {
@@ -585,10 +585,10 @@ func (x *Index) buildLexical(ctx context.Context, n int, text func(i int) (title
 		x.libTitle[li] += float64(x.titleLen[i])
 		x.libBody[li] += float64(x.bodyLen[i])
 		for _, tf := range tfs {
-			id, ok := x.terms[tf.term]
+			id, ok := terms[tf.term]
 			if !ok {
 				id = uint32(len(lists))
-				x.terms[tf.term] = id
+				terms[tf.term] = id
 				lists = append(lists, nil)
 			}
 			lists[id] = append(lists[id], posting{doc: uint32(i), title: tf.title, body: tf.body})
@@ -599,30 +599,44 @@ func (x *Index) buildLexical(ctx context.Context, n int, text func(i int) (title
 		x.fwdOff = append(x.fwdOff, uint32(len(x.fwd)))
 		analysed[i] = nil
 	}
+
+	// Terms are numbered in the vocabulary's order: the same documents make
+	// the same index, however they were numbered on the way.
+	vocab := make([]string, 0, len(terms))
+	for t := range terms {
+		vocab = append(vocab, t)
+	}
+	slices.Sort(vocab)
+	rank := make([]uint32, len(vocab)) // first-occurrence number -> term ID
+	for r, t := range vocab {
+		rank[terms[t]] = uint32(r)
+	}
+	for i := range x.fwd {
+		x.fwd[i].term = rank[x.fwd[i].term]
+	}
 	total := 0
 	for _, l := range lists {
 		total += len(l)
 	}
 	x.post = make([]posting, 0, total)
 	x.postOff = make([]uint32, 1, len(lists)+1)
-	for _, l := range lists {
-		x.post = append(x.post, l...)
+	for _, t := range vocab {
+		x.post = append(x.post, lists[terms[t]]...)
 		x.postOff = append(x.postOff, uint32(len(x.post)))
 	}
+	return x.setVocabulary(vocab)
+}
 
-	// The vocabulary as a transducer, for Levenshtein automata.
-	vocab := make([]string, 0, len(x.terms))
-	for t := range x.terms {
-		vocab = append(vocab, t)
-	}
-	slices.Sort(vocab)
+// setVocabulary makes the term IDs' names and, for Levenshtein automata, the
+// vocabulary transducer of the terms vocab, sorted (term ID = position).
+func (x *Index) setVocabulary(vocab []string) error {
 	var buf bytes.Buffer
 	b, err := vellum.New(&buf, nil)
 	if err != nil {
 		return fmt.Errorf("localsearch: vocabulary: %w", err)
 	}
-	for _, t := range vocab {
-		if err := b.Insert([]byte(t), uint64(x.terms[t])); err != nil {
+	for id, t := range vocab {
+		if err := b.Insert([]byte(t), uint64(id)); err != nil {
 			return fmt.Errorf("localsearch: vocabulary term %q: %w", t, err)
 		}
 	}
@@ -632,11 +646,14 @@ func (x *Index) buildLexical(ctx context.Context, n int, text func(i int) (title
 	if x.vocab, err = vellum.Load(buf.Bytes()); err != nil {
 		return fmt.Errorf("localsearch: vocabulary: %w", err)
 	}
-	x.termName = make([]string, len(vocab))
-	for _, t := range vocab {
-		x.termName[x.terms[t]] = t
-	}
+	x.termName = vocab
 	return nil
+}
+
+// termID is the ID of term, if the index holds it.
+func (x *Index) termID(term string) (uint32, bool) {
+	i, ok := slices.BinarySearch(x.termName, term)
+	return uint32(i), ok
 }
 
 func satAdd(n uint16) uint16 {
@@ -670,7 +687,7 @@ type Stats struct {
 
 // Stats returns the index's sizes.
 func (x *Index) Stats() Stats {
-	return Stats{Documents: len(x.docs), Recordings: len(x.recVec) / x.dims, Terms: len(x.terms), Postings: len(x.post),
+	return Stats{Documents: len(x.docs), Recordings: len(x.recVec) / x.dims, Terms: len(x.termName), Postings: len(x.post),
 		VectorBytes: 4 * (len(x.docVec) + len(x.recVec))}
 }
 

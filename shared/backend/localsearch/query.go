@@ -256,7 +256,7 @@ func (v view) words(terms []string, rules *search.Rules) *wordResult {
 			idf := st.idf(df)
 			share := float32(m.sim * weight)
 			for _, p := range v {
-				id, ok := p.x.terms[m.term]
+				id, ok := p.x.termID(m.term)
 				if !ok {
 					continue
 				}
@@ -435,7 +435,7 @@ func (v view) feedback(w *wordResult, st wordStats, rules *search.Rules, nTerms 
 		qw := (1 - f.QueryWeight) * c.w / sum
 		w.max += qw * c.idf * (k1 + 1)
 		for _, p := range v {
-			id, ok := p.x.terms[c.term]
+			id, ok := p.x.termID(c.term)
 			if !ok {
 				continue
 			}
@@ -455,7 +455,7 @@ func (v view) feedback(w *wordResult, st wordStats, rules *search.Rules, nTerms 
 func (v view) df(term string) int {
 	n := 0
 	for _, p := range v {
-		id, ok := p.x.terms[term]
+		id, ok := p.x.termID(term)
 		if !ok {
 			continue
 		}
