@@ -70,6 +70,7 @@ type Index struct {
 	// Vectors, row-major: document i is docVec[i*dims:(i+1)*dims].
 	docVec []float32
 	recVec []float32
+	recIDs []string // recording number -> ID
 	// The readable recordings of document i are docRecs[docRecOff[i]:docRecOff[i+1]].
 	docRecOff []uint32
 	docRecs   []uint32
@@ -382,6 +383,7 @@ func build(ctx context.Context, docs []search.IndexDoc, e search.Embedder, worke
 	}
 	slices.SortFunc(byID, func(a, b uint32) int { return strings.Compare(recs[a].id, recs[b].id) })
 	x.recVec = make([]float32, len(recs)*x.dims)
+	x.recIDs = make([]string, len(recs))
 	for rank, k := range byID {
 		if rank%checkEvery == 0 {
 			if err := ctx.Err(); err != nil {
@@ -389,30 +391,19 @@ func build(ctx context.Context, docs []search.IndexDoc, e search.Embedder, worke
 			}
 		}
 		recs[k].rank = uint32(rank)
+		x.recIDs[rank] = recs[k].id
 		if err := x.putVector(x.recVec[rank*x.dims:(rank+1)*x.dims], recs[k].vec); err != nil {
 			return nil, fmt.Errorf("localsearch: recording %s: %w", recs[k].id, err)
 		}
 	}
-	// The readable recordings of each document, and of each library, by number.
-	x.docRecOff = make([]uint32, n+1)
-	x.libRecs = make([][]uint32, len(x.libIDs))
-	for i, rs := range perDoc {
+	x.setRecordings(func(i int) []uint32 {
+		rs := perDoc[i]
 		for j, k := range rs {
 			rs[j] = recs[k].rank
 		}
-		slices.Sort(rs)
-		rs = slices.Compact(rs)
-		x.docRecs = append(x.docRecs, rs...)
-		x.docRecOff[i+1] = uint32(len(x.docRecs))
-		li := x.docLib[i]
-		x.libRecs[li] = append(x.libRecs[li], rs...)
-		perDoc[i] = nil
-	}
-	recs = nil
-	for li, rs := range x.libRecs {
-		slices.Sort(rs)
-		x.libRecs[li] = slices.Clip(slices.Compact(rs))
-	}
+		return rs
+	})
+	recs, perDoc = nil, nil
 
 	if err := x.buildLexical(ctx, n, func(i int) (string, []string, []string) {
 		d := &docs[order[i]]
@@ -421,6 +412,36 @@ func build(ctx context.Context, docs []search.IndexDoc, e search.Embedder, worke
 		return nil, err
 	}
 
+	x.setOrders()
+	return x, nil
+}
+
+// setRecordings lists the readable recordings of each document (those of
+// document i are the recording numbers ranks(i), which it may reorder), and
+// of each library, each sorted.
+func (x *Index) setRecordings(ranks func(i int) []uint32) {
+	n := len(x.docs)
+	x.docRecOff = make([]uint32, n+1)
+	x.libRecs = make([][]uint32, len(x.libIDs))
+	for i := range n {
+		rs := ranks(i)
+		slices.Sort(rs)
+		rs = slices.Compact(rs)
+		x.docRecs = append(x.docRecs, rs...)
+		x.docRecOff[i+1] = uint32(len(x.docRecs))
+		li := x.docLib[i]
+		x.libRecs[li] = append(x.libRecs[li], rs...)
+	}
+	for li, rs := range x.libRecs {
+		slices.Sort(rs)
+		x.libRecs[li] = slices.Clip(slices.Compact(rs))
+	}
+}
+
+// setOrders lists the documents most active first and by ID, and makes the
+// index a segment of its own.
+func (x *Index) setOrders() {
+	n := len(x.docs)
 	x.activity = make([]uint32, n)
 	for i := range x.activity {
 		x.activity[i] = uint32(i)
@@ -429,7 +450,6 @@ func build(ctx context.Context, docs []search.IndexDoc, e search.Embedder, worke
 	x.byID = slices.Clone(x.activity)
 	slices.SortFunc(x.byID, func(a, b uint32) int { return strings.Compare(x.docs[a].ID, x.docs[b].ID) })
 	x.whole = newSegment(x, nil)
-	return x, nil
 }
 
 // putVector copies a made vector into dst, checking it: dims floats, finite.

@@ -29,10 +29,11 @@ var levenshteinBuilder = sync.OnceValue(func() *levenshtein.LevenshteinAutomaton
 // (replaced or deleted by a later segment), and the number and field lengths
 // of its live documents per library, the term statistics a query sums.
 type segment struct {
-	x     *Index
-	dead  []uint64   // a bit per ordinal; nil when none is
-	stats []libStats // per library number
-	live  int
+	x       *Index
+	dead    []uint64   // a bit per ordinal; nil when none is
+	stats   []libStats // per library number
+	live    int
+	deleted []string // the documents this segment deletes from older ones
 }
 
 type libStats struct{ n, title, body float64 }
@@ -85,7 +86,7 @@ func (sg *segment) without(ids func(yield func(string) bool)) *segment {
 			continue
 		}
 		if out == nil {
-			out = &segment{x: sg.x, stats: slices.Clone(sg.stats), live: sg.live}
+			out = &segment{x: sg.x, stats: slices.Clone(sg.stats), live: sg.live, deleted: sg.deleted}
 			if sg.dead != nil {
 				out.dead = slices.Clone(sg.dead)
 			} else {
@@ -142,14 +143,26 @@ func (s *Segments) With(x *Index, deleted []string) (*Segments, error) {
 	}
 	out := &Segments{embedder: s.embedder, segs: make([]*segment, 0, len(s.segs)+1)}
 	for _, sg := range s.segs {
-		if sg = sg.without(gone); sg.live > 0 {
-			out.segs = append(out.segs, sg)
-		}
+		out.segs = append(out.segs, sg.without(gone))
 	}
-	if len(x.docs) > 0 {
-		out.segs = append(out.segs, x.whole)
-	}
+	// A segment is kept when all its documents are dead, or it has none: its
+	// deletions still apply to the older ones, until a merge takes it in.
+	out.segs = append(out.segs, &segment{x: x, stats: x.whole.stats, live: x.whole.live, deleted: slices.Clone(deleted)})
 	return out, nil
+}
+
+// Replace returns the segments with [from, to) replaced by x, which deletes
+// deleted: what Merge(from, to) returned. Neither s nor x is changed.
+func (s *Segments) Replace(from, to int, x *Index, deleted []string) (*Segments, error) {
+	if from < 0 || to > len(s.segs) || from > to {
+		return nil, fmt.Errorf("localsearch: replace segments %d to %d of %d", from, to, len(s.segs))
+	}
+	if x.embedderID != s.embedder.ID() || x.dims != s.embedder.Dimensions() {
+		return nil, fmt.Errorf("localsearch: a segment of embedder %s (%d dimensions) among segments of %s (%d dimensions)",
+			x.embedderID, x.dims, s.embedder.ID(), s.embedder.Dimensions())
+	}
+	segs := slices.Concat(s.segs[:from], []*segment{{x: x, stats: x.whole.stats, live: x.whole.live, deleted: slices.Clone(deleted)}}, s.segs[to:])
+	return &Segments{embedder: s.embedder, segs: segs}, nil
 }
 
 // Len is the number of live documents.
@@ -161,8 +174,18 @@ func (s *Segments) Len() int {
 	return n
 }
 
-// Count is the number of segments that hold a live document.
+// Count is the number of segments.
 func (s *Segments) Count() int { return len(s.segs) }
+
+// Sizes are the number of documents of each segment, live or dead, oldest
+// first: what a merge policy weighs.
+func (s *Segments) Sizes() []int {
+	out := make([]int, len(s.segs))
+	for i, sg := range s.segs {
+		out[i] = len(sg.x.docs)
+	}
+	return out
+}
 
 // Embedder is the embedder of the queries.
 func (s *Segments) Embedder() search.Embedder { return s.embedder }

@@ -246,3 +246,66 @@ func compareRetrievers(t *testing.T, d *doclib.DataSet, e search.Embedder, a, b 
 	}
 	t.Logf("%d queries compared, %d with candidates", compared, nonEmpty)
 }
+
+// TestMergedSegmentsAnswerAsOneIndex merges random runs of a history's
+// segments, as a merge policy would (the oldest ones, the newest ones, a run
+// in the middle, all), and checks that each result still answers as one index
+// of the live documents, and that a merge of every segment deletes nothing.
+func TestMergedSegmentsAnswerAsOneIndex(t *testing.T) {
+	ctx := context.Background()
+	d, err := dataset.Validate(demo.Generate(demo.Options{Documents: 900}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := offline.NewHashing(0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &memoEmbedder{Embedder: h, m: map[string][]float32{}}
+	docs := indexDocs(t, d, e)
+	rng := rand.New(rand.NewPCG(9, 4))
+	hist := newHistory(rng, docs, 7)
+	one, err := localsearch.FromDocs(ctx, hist.final, e, localsearch.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, run := range [][2]int{{0, 8}, {0, 3}, {5, 8}, {2, 6}, {3, 4}, {1, 7}} {
+		segs := segmentsOf(t, hist, e)
+		x, deleted, err := segs.Merge(ctx, run[0], run[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run[0] == 0 && len(deleted) > 0 {
+			t.Fatalf("a merge from the oldest segment deletes %d documents", len(deleted))
+		}
+		merged, err := segs.Replace(run[0], run[1], x, deleted)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if merged.Len() != len(hist.final) || merged.Count() != 8-(run[1]-run[0])+1 {
+			t.Fatalf("merge %v: %d live documents in %d segments", run, merged.Len(), merged.Count())
+		}
+		compareRetrievers(t, d, e, one, merged, rng)
+		// And as a follower reads a manifest: the same segments added in order.
+		again := localsearch.NewSegments(e)
+		for i, b := range hist.batches {
+			switch {
+			case i == run[0]:
+				if again, err = again.With(x, deleted); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			case i > run[0] && i < run[1]:
+				continue
+			}
+			bx, err := localsearch.FromDocs(ctx, b.docs, e, localsearch.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if again, err = again.With(bx, b.deleted); err != nil {
+				t.Fatal(err)
+			}
+		}
+		compareRetrievers(t, d, e, one, again, rng)
+	}
+}
