@@ -1,6 +1,7 @@
 package localsearch_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -109,6 +110,48 @@ func BenchmarkFromDocs(b *testing.B) {
 			b.Logf("%d documents, %d recordings, %d terms, %d postings, %d MiB of vectors",
 				st.Documents, st.Recordings, st.Terms, st.Postings, st.VectorBytes>>20)
 			runtime.KeepAlive(x)
+		})
+	}
+}
+
+// BenchmarkReadSegment reads the index FromDocs builds, written as a segment
+// file, at 1k, 10k and 100k documents: what a search instance does in place
+// of a build. It reports the segment's size (file-MiB), the heap the index
+// read holds (index-MiB) and what the read allocated (alloc-MiB).
+func BenchmarkReadSegment(b *testing.B) {
+	e, err := offline.NewHashing(benchDims, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{1_000, 10_000, 100_000} {
+		b.Run(fmt.Sprintf("docs=%d", n), func(b *testing.B) {
+			x, err := localsearch.FromDocs(context.Background(), benchDocs(b, n), e, localsearch.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if _, _, err := localsearch.WriteSegment(&buf, x, nil); err != nil {
+				b.Fatal(err)
+			}
+			x = nil
+			file := buf.Bytes()
+			runtime.GC() // the build's garbage is not the read's
+			var y *localsearch.Index
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			b.ResetTimer()
+			for b.Loop() {
+				if y, _, err = localsearch.ReadSegment(bytes.NewReader(file), int64(len(file)), e); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			runtime.ReadMemStats(&after)
+			with := heapMiB()
+			runtime.KeepAlive(y)
+			b.ReportMetric(float64(len(file))/(1<<20), "file-MiB")
+			b.ReportMetric(with-heapMiB(), "index-MiB")
+			b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/(1<<20)/float64(b.N), "alloc-MiB")
 		})
 	}
 }

@@ -93,6 +93,7 @@ type span struct{ start, end uint32 }
 type termCount struct {
 	term uint32
 	tf   uint16
+	_    uint16 // zero: a segment file stores the struct as it lies in memory
 }
 
 type posting struct {
@@ -613,7 +614,7 @@ func (x *Index) buildLexical(ctx context.Context, n int, text func(i int) (title
 			}
 			lists[id] = append(lists[id], posting{doc: uint32(i), title: tf.title, body: tf.body})
 			if !tf.stop {
-				x.fwd = append(x.fwd, termCount{id, satAddN(tf.title, tf.body)})
+				x.fwd = append(x.fwd, termCount{term: id, tf: satAddN(tf.title, tf.body)})
 			}
 		}
 		x.fwdOff = append(x.fwdOff, uint32(len(x.fwd)))

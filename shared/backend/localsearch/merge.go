@@ -205,7 +205,7 @@ func merge(ctx context.Context, segs []*segment, e search.Embedder) (*Index, err
 		sx := d.sg.x
 		for _, tc := range sx.fwd[sx.fwdOff[d.o]:sx.fwdOff[d.o+1]] {
 			id, _ := slices.BinarySearch(vocab, sx.termName[tc.term])
-			x.fwd = append(x.fwd, termCount{uint32(id), tc.tf})
+			x.fwd = append(x.fwd, termCount{term: uint32(id), tf: tc.tf})
 		}
 		x.fwdOff = append(x.fwdOff, uint32(len(x.fwd)))
 	}

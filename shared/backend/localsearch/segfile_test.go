@@ -1,0 +1,225 @@
+package localsearch_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+
+	"github.com/doclib/doclib/shared/backend/localsearch"
+	"github.com/doclib/doclib/shared/backend/offline"
+	"github.com/doclib/doclib/shared/data/dataset"
+	"github.com/doclib/doclib/shared/data/demo"
+	"github.com/doclib/doclib/shared/search"
+)
+
+func segmentBytes(t testing.TB, x *localsearch.Index, deleted []string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	n, sum, err := localsearch.WriteSegment(&buf, x, deleted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != int64(buf.Len()) {
+		t.Fatalf("WriteSegment says %d bytes, wrote %d", n, buf.Len())
+	}
+	if got := crc32.Checksum(buf.Bytes()[:buf.Len()-4], crc32.MakeTable(crc32.Castagnoli)); got != sum {
+		t.Fatalf("WriteSegment says CRC %08x, the bytes sum to %08x", sum, got)
+	}
+	return buf.Bytes()
+}
+
+func readSegment(b []byte, e search.Embedder) (*localsearch.Index, []string, error) {
+	return localsearch.ReadSegment(bytes.NewReader(b), int64(len(b)), e)
+}
+
+// TestSegmentFileRoundTrip writes the segments of a random history to files
+// and reads them back: the segments read answer as one index of the live
+// documents, a segment read and written again is the same bytes, and the
+// merge of every segment is the same bytes as the index FromDocs builds of
+// the live documents.
+func TestSegmentFileRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	d, err := dataset.Validate(demo.Generate(demo.Options{Documents: 800}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := offline.NewHashing(0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &memoEmbedder{Embedder: h, m: map[string][]float32{}}
+	docs := indexDocs(t, d, e)
+	rng := rand.New(rand.NewPCG(2, 7))
+	hist := newHistory(rng, docs, 5)
+	read := localsearch.NewSegments(e)
+	for _, b := range hist.batches {
+		x, err := localsearch.FromDocs(ctx, b.docs, e, localsearch.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		file := segmentBytes(t, x, b.deleted)
+		y, deleted, err := readSegment(file, e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(deleted) != len(b.deleted) {
+			t.Fatalf("%d deletions written, %d read", len(b.deleted), len(deleted))
+		}
+		if again := segmentBytes(t, y, deleted); !bytes.Equal(again, file) {
+			t.Fatal("a segment read and written again differs")
+		}
+		if read, err = read.With(y, deleted); err != nil {
+			t.Fatal(err)
+		}
+	}
+	one, err := localsearch.FromDocs(ctx, hist.final, e, localsearch.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	compareRetrievers(t, d, e, one, read, rng)
+	merged, deleted, err := read.Merge(ctx, 0, read.Count())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(segmentBytes(t, merged, deleted), segmentBytes(t, one, nil)) {
+		t.Fatal("the merge of every segment is not the index of the live documents")
+	}
+}
+
+// TestSegmentFileRefuses reads segments that are cut short, corrupt, of
+// another embedder or of another format: each is refused with the error
+// that says which.
+func TestSegmentFileRefuses(t *testing.T) {
+	docs := smallDocs()
+	e := fixedEmbedder{"fixed-16", 16}
+	x, err := localsearch.FromDocs(context.Background(), docs, e, localsearch.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := segmentBytes(t, x, []string{"doc_gone"})
+	if _, _, err := readSegment(file, e); err != nil {
+		t.Fatal(err)
+	}
+	for _, cut := range []int{0, 10, 100, len(file) / 2, len(file) - 1} {
+		if _, _, err := readSegment(file[:cut], e); !errors.Is(err, localsearch.ErrSegment) {
+			t.Errorf("cut to %d bytes: %v, want ErrSegment", cut, err)
+		}
+		// The same bytes, claimed whole: the counts do not add up.
+		if _, _, err := localsearch.ReadSegment(bytes.NewReader(file[:cut]), int64(len(file)), e); !errors.Is(err, localsearch.ErrSegment) {
+			t.Errorf("cut to %d bytes of %d said: %v, want ErrSegment", cut, len(file), err)
+		}
+	}
+	for _, at := range []int{200, len(file) / 2, len(file) - 10, len(file) - 1} {
+		bad := bytes.Clone(file)
+		bad[at] ^= 0x40
+		if _, _, err := readSegment(bad, e); !errors.Is(err, localsearch.ErrSegment) {
+			t.Errorf("byte %d flipped: %v, want ErrSegment", at, err)
+		}
+	}
+	if _, _, err := readSegment(file, fixedEmbedder{"other-16", 16}); !errors.Is(err, localsearch.ErrSegmentIncompatible) {
+		t.Errorf("another embedder: %v, want ErrSegmentIncompatible", err)
+	}
+	future := bytes.Clone(file)
+	binary.LittleEndian.PutUint32(future[16:], localsearch.SegmentFormat+1)
+	if _, _, err := readSegment(future, e); !errors.Is(err, localsearch.ErrSegmentIncompatible) {
+		t.Errorf("another format: %v, want ErrSegmentIncompatible", err)
+	}
+}
+
+// fixedEmbedder names an embedder; the tests that use it never embed.
+type fixedEmbedder struct {
+	id   string
+	dims int
+}
+
+func (f fixedEmbedder) ID() string      { return f.id }
+func (f fixedEmbedder) Dimensions() int { return f.dims }
+func (f fixedEmbedder) Embed(context.Context, []string) ([][]float32, error) {
+	return nil, errors.New("fixedEmbedder does not embed")
+}
+
+// FuzzReadSegment reads arbitrary bytes, with a valid checksum, as a
+// segment: it must never panic,
+// and never allocate more than 32 times the bytes (and a fixed 1 MiB: buffers, the vocabulary's builder) (segments are
+// read with their size known, so every count is checked against it first).
+func FuzzReadSegment(f *testing.F) {
+	e := fixedEmbedder{"fixed-16", 16}
+	x, err := localsearch.FromDocs(context.Background(), smallDocs(), e, localsearch.Options{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, _, err := localsearch.WriteSegment(&buf, x, []string{"doc_gone"}); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
+	f.Add(buf.Bytes()[:100])
+	empty, err := localsearch.FromDocs(context.Background(), nil, e, localsearch.Options{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	buf.Reset()
+	if _, _, err := localsearch.WriteSegment(&buf, empty, []string{"doc_a", "doc_b"}); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
+	castagnoli := crc32.MakeTable(crc32.Castagnoli)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		// A crafted object passes the checksum: sum the mutated bytes, so
+		// that the fuzzer reaches the checks behind it.
+		if len(b) >= 4 {
+			binary.LittleEndian.PutUint32(b[len(b)-4:], crc32.Checksum(b[:len(b)-4], castagnoli))
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		x, _, err := readSegment(b, e)
+		runtime.ReadMemStats(&after)
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(32*len(b)+1<<20) {
+			t.Fatalf("%d bytes allocated %d", len(b), alloc)
+		}
+		if err != nil {
+			return
+		}
+		// A segment read must be searchable without a panic.
+		q := &search.Query{Text: "reset pasword laptop", Vector: make([]float32, 16), Libraries: []string{"lib_1", "lib_2"}, Limit: 10}
+		r := search.DefaultRules(e.ID())
+		q.Rules = &r
+		_ = x.Candidates(context.Background(), q, func(search.Candidate) {})
+		_, _, _ = x.MostActive(context.Background(), q, search.Filter{}, 0, 10)
+	})
+}
+
+// TestCraftedSegmentCountsAreBounded gives a small segment, checksum and
+// all, counts of billions: each is refused before anything is allocated
+// for it.
+func TestCraftedSegmentCountsAreBounded(t *testing.T) {
+	e := fixedEmbedder{"fixed-16", 16}
+	x, err := localsearch.FromDocs(context.Background(), smallDocs(), e, localsearch.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := segmentBytes(t, x, nil)
+	castagnoli := crc32.MakeTable(crc32.Castagnoli)
+	for i := range 11 {
+		for _, v := range []uint64{1 << 30, 1<<40 - 1, 1 << 62, 1<<64 - 1} {
+			bad := bytes.Clone(file)
+			binary.LittleEndian.PutUint64(bad[24+8*i:], v)
+			binary.LittleEndian.PutUint32(bad[len(bad)-4:], crc32.Checksum(bad[:len(bad)-4], castagnoli))
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			_, _, err := readSegment(bad, e)
+			runtime.ReadMemStats(&after)
+			if !errors.Is(err, localsearch.ErrSegment) {
+				t.Errorf("count %d set to %d: %v, want ErrSegment", i, v, err)
+			}
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<10 {
+				t.Errorf("count %d set to %d: %d bytes allocated", i, v, alloc)
+			}
+		}
+	}
+}
