@@ -350,7 +350,7 @@ otherwise.`,
 				if err == nil {
 					err = b.Publish(ctx, docs)
 				}
-				where = fmt.Sprintf("a snapshot in bucket %s", snaps.Bucket)
+				where = fmt.Sprintf("a new index (one segment) in bucket %s", snaps.Bucket)
 			default:
 				err = fmt.Errorf("reindex: no reindex for %T", idx)
 			}

@@ -23,13 +23,12 @@ import (
 	"github.com/doclib/doclib/internal/standin/fakelambda"
 	"github.com/doclib/doclib/internal/standin/fakeopensearch"
 	"github.com/doclib/doclib/internal/standin/fakes3"
+	"github.com/doclib/doclib/internal/suites/embedtest"
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/backend/dynamo"
-	"github.com/doclib/doclib/shared/backend/localsearch"
 	"github.com/doclib/doclib/shared/backend/offline"
 	"github.com/doclib/doclib/shared/backend/s3blobs"
 	"github.com/doclib/doclib/shared/backend/snapshot"
-	"github.com/doclib/doclib/shared/search"
 	"github.com/doclib/doclib/shared/service"
 )
 
@@ -355,7 +354,7 @@ func withStream(t *testing.T, arn string) {
 }
 
 // TestReindexSnapshot: on the embedded tier, reindex writes the table's
-// documents as a whole snapshot and publishes it, replacing one of another
+// documents as one segment and publishes a manifest of it alone, replacing one of another
 // embedder; a follower of the bucket then serves them. Neither or both of
 // --opensearch-url and --snapshot-bucket is a usage error.
 func TestReindexSnapshot(t *testing.T) {
@@ -378,7 +377,7 @@ func TestReindexSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A snapshot of another embedder is in service.
-	other := &snapshot.Writer{Blobs: blobs, Embedder: "openai/other", Dimensions: 3}
+	other := &snapshot.Writer{Blobs: blobs, Embedder: embedtest.Named{Name: "openai/other", Dims: 3}}
 	if err := other.Publish(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
@@ -390,22 +389,19 @@ func TestReindexSnapshot(t *testing.T) {
 		t.Errorf("no target: exit %d, want a message naming both flags\n%s", code, errs)
 	}
 	code, out, errs := admin(t, "reindex", "--table", table, "--snapshot-bucket", "snaps")
-	if code != 0 || !strings.Contains(out, "10 documents") || !strings.Contains(out, "a snapshot in bucket snaps") {
+	if code != 0 || !strings.Contains(out, "10 documents") || !strings.Contains(out, "a new index (one segment) in bucket snaps") {
 		t.Fatalf("reindex: exit %d\n%s%s", code, out, errs)
 	}
 	e, err := offline.NewHashing(0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &snapshot.Follower{Blobs: blobs, Embedder: e.ID(), Dimensions: e.Dimensions(),
-		Build: func(ctx context.Context, docs []search.IndexDoc) (search.Retriever, error) {
-			return localsearch.FromDocs(ctx, docs, e, localsearch.Options{})
-		}}
+	f := &snapshot.Follower{Blobs: blobs, Embedder: e}
 	if err := f.Load(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	st := f.Current()
-	if st.Err != nil || st.Header.Documents != 10 || st.Header.Sequence != 2 || st.Header.Embedder != e.ID() {
+	if st.Err != nil || st.Documents != 10 || st.Sequence != 2 || st.Segments != 1 {
 		t.Fatalf("in service after reindex: %+v", st)
 	}
 }

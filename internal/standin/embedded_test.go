@@ -26,11 +26,11 @@ import (
 
 // TestEmbeddedTier runs a stack synthesized with search=embedded, on an
 // account with 10 concurrent executions: no
-// OpenSearch anywhere; the indexer publishes the demo import as a snapshot in
+// OpenSearch anywhere; the indexer publishes the demo import as segments in
 // the stack's bucket, through the checker, with the rights the template
 // grants; the API suite passes on it; a change written to the table reaches
-// every search-function instance through a new snapshot; and a corrupt
-// snapshot named by the pointer leaves the last good one in service.
+// every search-function instance as a segment of its own; and a corrupt
+// segment named by the manifest leaves the last good index in service.
 func TestEmbeddedTier(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the stand-in synthesizes and runs the whole stack; not in -short")
@@ -67,13 +67,22 @@ func TestEmbeddedTier(t *testing.T) {
 	blobs := s3blobs.New(s3.New(s3.Options{Region: standin.Region, BaseEndpoint: aws.String(srv.URL), UsePathStyle: true,
 		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenSupported,
 		Credentials:                aws.AnonymousCredentials{}}), s.Bucket)
-	p, _, err := snapshot.ReadPointer(ctx, blobs, "")
+	p, _, err := snapshot.ReadManifest(ctx, blobs, "")
 	if err != nil {
-		t.Fatalf("no snapshot published after the import: %v", err)
+		t.Fatalf("no index published after the import: %v", err)
 	}
-	if p.Documents != len(d.Documents) || !strings.HasPrefix(p.Embedder, "bedrock") {
-		t.Fatalf("the published snapshot: %+v; want %d documents of the Bedrock embedder", p, len(d.Documents))
+	if p.Documents < len(d.Documents) || !strings.HasPrefix(p.Embedder, "bedrock") {
+		t.Fatalf("the published manifest: %+v; want %d documents of the Bedrock embedder", p, len(d.Documents))
 	}
+	t.Logf("after the import: %d segments of %d documents in all", len(p.Segments), p.Documents)
+
+	// The API suite on the segments of the import, before any merge. It
+	// spends the demo keys' per-minute budgets: it runs again, after the
+	// merges below, once a minute has passed.
+	suiteStart := time.Now()
+	t.Run("api suite before merges", func(t *testing.T) {
+		apisuite.Run(t, apisuite.Target{Name: "stand-in, embedded tier", URL: s.URL, Client: clientFrom("127.0.0.21"), RoutesBeforeAuth: true})
+	})
 
 	search := func(c int, q string) []string {
 		resp, body := get(t, clientFrom("127.0.0.22"), s.URL+"/search/documents?q="+url.QueryEscape(q), "dlk_demo_no_recordings") // a key the suite below barely uses, so its budget is whole
@@ -137,9 +146,13 @@ func TestEmbeddedTier(t *testing.T) {
 
 	// The change, written to the table as the product's importer would.
 	setTitle("Reset a user's password in Okta for the zebrafish lab")
-	p2, _, err := snapshot.ReadPointer(ctx, blobs, "")
+	p2, _, err := snapshot.ReadManifest(ctx, blobs, "")
 	if err != nil || p2.Sequence <= p.Sequence {
-		t.Fatalf("after the change the pointer is %+v (%v); want a sequence after %d", p2, err, p.Sequence)
+		t.Fatalf("after the change the manifest is %+v (%v); want a sequence after %d", p2, err, p.Sequence)
+	}
+	// The change is a segment of its own: one document, not the index again.
+	if last := p2.Segments[len(p2.Segments)-1]; last.Documents != 1 || last.Bytes > 64<<10 {
+		t.Fatalf("the change was published as %+v; want a segment of the one document", last)
 	}
 	// Each instance looks for a newer snapshot at most every
 	// DOCLIB_SNAPSHOT_POLL (5 s): within a few of those, both answer with it.
@@ -180,37 +193,71 @@ func TestEmbeddedTier(t *testing.T) {
 		time.Sleep(1500 * time.Millisecond)
 	}
 
-	// A corrupt snapshot, named by a pointer as a failed writer could leave
-	// it: searches keep answering from the last good one.
-	ptr, obj, err := snapshot.ReadPointer(ctx, blobs, "")
+	// More changes, each a segment, until the indexer merges: the merge
+	// policy takes 10 segments of the lowest level at once.
+	commits := len(p2.Segments) + 1
+	for i := range 8 {
+		title := "Reset a user's password in Okta"
+		if i%2 == 0 {
+			title += " (edited)"
+		}
+		setTitle(title)
+		commits++
+	}
+	merged, _, err := snapshot.ReadManifest(ctx, blobs, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	bad := bytes.Repeat([]byte("not a snapshot "), 100)
-	o, err := blobs.Put(ctx, snapshot.SnapshotKey, bytes.NewReader(bad), int64(len(bad)), snapshot.Condition{})
+	if len(merged.Segments) >= commits-5 {
+		t.Fatalf("after %d commits, %d segments: the indexer merged none", commits, len(merged.Segments))
+	}
+	t.Logf("after %d commits: %d segments", commits, len(merged.Segments))
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		got := both("reset password okta")
+		if len(got[0]) > 0 && got[0][0] == "doc_it_001" && len(got[1]) > 0 && got[1][0] == "doc_it_001" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("30 s after the merge, searches answer %v", got)
+		}
+		time.Sleep(1500 * time.Millisecond)
+	}
+
+	// A corrupt segment, named by a manifest as a broken writer could leave
+	// it: searches keep answering from the last good index.
+	man, obj, err := snapshot.ReadManifest(ctx, blobs, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ptr.Version, ptr.Sequence, ptr.Bytes = o.Version, ptr.Sequence+1, int64(len(bad))
-	raw, _ := json.Marshal(ptr)
-	if _, err := blobs.Put(ctx, snapshot.PointerKey, bytes.NewReader(raw), int64(len(raw)), snapshot.Condition{IfMatch: obj.ETag}); err != nil {
+	bad := bytes.Repeat([]byte("not a segment "), 100)
+	badKey := snapshot.SegmentPrefix + "corrupt.seg"
+	if _, err := blobs.Put(ctx, badKey, bytes.NewReader(bad), int64(len(bad)), snapshot.Condition{}); err != nil {
+		t.Fatal(err)
+	}
+	man.Sequence++
+	man.Segments = append(man.Segments, snapshot.SegmentRef{Key: badKey, Bytes: int64(len(bad)), CRC32C: "00000000", Documents: 1})
+	raw, _ := json.Marshal(man)
+	if _, err := blobs.Put(ctx, snapshot.ManifestKey, bytes.NewReader(raw), int64(len(raw)), snapshot.Condition{IfMatch: obj.ETag}); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(6 * time.Second) // past the poll interval: the next searches read the bad pointer
 	for range 3 {
 		for _, ids := range both("reset password okta") {
 			if len(ids) == 0 || ids[0] != "doc_it_001" {
-				t.Fatalf("with a corrupt snapshot named, a search answered %v; want the last good snapshot's answer", ids)
+				t.Fatalf("with a corrupt segment named, a search answered %v; want the last good index's answer", ids)
 			}
 		}
 	}
 	if !strings.Contains(logs.String(), "snapshot") {
-		t.Errorf("the corrupt snapshot left no line in the logs")
+		t.Errorf("the corrupt segment left no line in the logs")
 	}
 
-	// Last: the suite spends the demo keys' per-minute budgets.
-	t.Run("api suite", func(t *testing.T) {
-		apisuite.Run(t, apisuite.Target{Name: "stand-in, embedded tier", URL: s.URL, Client: clientFrom("127.0.0.21"), RoutesBeforeAuth: true})
+	// Last, the suite again, on the index after merges, with the corrupt
+	// segment still named, once the demo keys' per-minute budgets are whole.
+	time.Sleep(time.Until(suiteStart.Add(61 * time.Second)))
+	t.Run("api suite after merges", func(t *testing.T) { // from another address: the per-IP window is longer
+		apisuite.Run(t, apisuite.Target{Name: "stand-in, embedded tier", URL: s.URL, Client: clientFrom("127.0.0.23"), RoutesBeforeAuth: true})
 	})
 
 }

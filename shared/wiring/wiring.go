@@ -16,7 +16,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 
 	"github.com/doclib/doclib/shared/backend/bedrock"
-	"github.com/doclib/doclib/shared/backend/localsearch"
 	"github.com/doclib/doclib/shared/backend/offline"
 	"github.com/doclib/doclib/shared/backend/openai"
 	"github.com/doclib/doclib/shared/backend/opensearch"
@@ -84,16 +83,13 @@ func EnsureIndex(b *opensearch.Backend, e search.Embedder, log *slog.Logger) fun
 }
 
 // SnapshotFollower is the search function's side of the embedded tier: the
-// engine over the newest snapshot in blobs (the stack's bucket,
-// s3blobs.Connect), looked for at most every poll and loaded now, so that the
-// first search finds it built. A snapshot it cannot use leaves it answering
+// engine over the segments the manifest in blobs (the stack's bucket,
+// s3blobs.Connect) names, looked for at most every poll and read now, so that
+// the first search finds them. An index it cannot use leaves it answering
 // 503 until a good one is published (snapshot.Follower). The indexer's side
 // is snapshot.NewWriter.
 func SnapshotFollower(ctx context.Context, blobs snapshot.Blobs, poll time.Duration, e search.Embedder, log *slog.Logger) (*snapshot.Follower, error) {
-	f := &snapshot.Follower{Blobs: blobs, Embedder: e.ID(), Dimensions: e.Dimensions(), Every: poll, Logger: log,
-		Build: func(ctx context.Context, docs []search.IndexDoc) (search.Retriever, error) {
-			return localsearch.FromDocs(ctx, docs, e, localsearch.Options{})
-		}}
+	f := &snapshot.Follower{Blobs: blobs, Embedder: e, Every: poll, Logger: log}
 	if err := f.Load(ctx); err != nil {
 		return nil, err
 	}

@@ -146,3 +146,22 @@ func CheckCancelStopsInFlight(t testing.TB, e search.Embedder, requests, cancell
 		t.Errorf("the server saw %d of 3 requests cancelled", n)
 	}
 }
+
+// Named is an embedder of a given ID and dimensions that refuses to embed:
+// for what only records or checks which embedder vectors came from (an index
+// built from vectors already made, a file that names its embedder).
+type Named struct {
+	Name string
+	Dims int
+}
+
+// ID implements search.Embedder.
+func (n Named) ID() string { return n.Name }
+
+// Dimensions implements search.Embedder.
+func (n Named) Dimensions() int { return n.Dims }
+
+// Embed implements search.Embedder: it fails.
+func (n Named) Embed(context.Context, []string) ([][]float32, error) {
+	return nil, errors.New("embedtest.Named does not embed")
+}

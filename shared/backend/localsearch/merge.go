@@ -25,12 +25,24 @@ func (s *Segments) Merge(ctx context.Context, from, to int) (*Index, []string, e
 	if from < 0 || to > len(s.segs) || from > to {
 		return nil, nil, fmt.Errorf("localsearch: merge segments %d to %d of %d", from, to, len(s.segs))
 	}
-	x, err := merge(ctx, s.segs[from:to], s.embedder)
-	if err != nil || from == 0 {
+	return mergeRun(ctx, s.segs[from:to], s.embedder, from > 0)
+}
+
+// MergeTail is Merge of every segment of s, when s holds the newest
+// segments of an index and older ones exist (older): the run a merge policy
+// picked, read without the segments before it. Older segments cannot change
+// which documents of the run are live, so the merge is the same.
+func (s *Segments) MergeTail(ctx context.Context, older bool) (*Index, []string, error) {
+	return mergeRun(ctx, s.segs, s.embedder, older)
+}
+
+func mergeRun(ctx context.Context, segs []*segment, e search.Embedder, older bool) (*Index, []string, error) {
+	x, err := merge(ctx, segs, e)
+	if err != nil || !older {
 		return x, nil, err
 	}
 	var deleted []string
-	for _, sg := range s.segs[from:to] {
+	for _, sg := range segs {
 		deleted = append(deleted, sg.deleted...)
 	}
 	slices.Sort(deleted)

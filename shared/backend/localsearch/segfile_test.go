@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/doclib/doclib/internal/suites/embedtest"
 	"github.com/doclib/doclib/shared/backend/localsearch"
 	"github.com/doclib/doclib/shared/backend/offline"
 	"github.com/doclib/doclib/shared/data/dataset"
@@ -96,7 +97,7 @@ func TestSegmentFileRoundTrip(t *testing.T) {
 // that says which.
 func TestSegmentFileRefuses(t *testing.T) {
 	docs := smallDocs()
-	e := fixedEmbedder{"fixed-16", 16}
+	e := embedtest.Named{Name: "fixed-16", Dims: 16}
 	x, err := localsearch.FromDocs(context.Background(), docs, e, localsearch.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +122,7 @@ func TestSegmentFileRefuses(t *testing.T) {
 			t.Errorf("byte %d flipped: %v, want ErrSegment", at, err)
 		}
 	}
-	if _, _, err := readSegment(file, fixedEmbedder{"other-16", 16}); !errors.Is(err, localsearch.ErrSegmentIncompatible) {
+	if _, _, err := readSegment(file, embedtest.Named{Name: "other-16", Dims: 16}); !errors.Is(err, localsearch.ErrSegmentIncompatible) {
 		t.Errorf("another embedder: %v, want ErrSegmentIncompatible", err)
 	}
 	future := bytes.Clone(file)
@@ -131,24 +132,12 @@ func TestSegmentFileRefuses(t *testing.T) {
 	}
 }
 
-// fixedEmbedder names an embedder; the tests that use it never embed.
-type fixedEmbedder struct {
-	id   string
-	dims int
-}
-
-func (f fixedEmbedder) ID() string      { return f.id }
-func (f fixedEmbedder) Dimensions() int { return f.dims }
-func (f fixedEmbedder) Embed(context.Context, []string) ([][]float32, error) {
-	return nil, errors.New("fixedEmbedder does not embed")
-}
-
 // FuzzReadSegment reads arbitrary bytes, with a valid checksum, as a
 // segment: it must never panic,
 // and never allocate more than 32 times the bytes (and a fixed 1 MiB: buffers, the vocabulary's builder) (segments are
 // read with their size known, so every count is checked against it first).
 func FuzzReadSegment(f *testing.F) {
-	e := fixedEmbedder{"fixed-16", 16}
+	e := embedtest.Named{Name: "fixed-16", Dims: 16}
 	x, err := localsearch.FromDocs(context.Background(), smallDocs(), e, localsearch.Options{})
 	if err != nil {
 		f.Fatal(err)
@@ -198,7 +187,7 @@ func FuzzReadSegment(f *testing.F) {
 // all, counts of billions: each is refused before anything is allocated
 // for it.
 func TestCraftedSegmentCountsAreBounded(t *testing.T) {
-	e := fixedEmbedder{"fixed-16", 16}
+	e := embedtest.Named{Name: "fixed-16", Dims: 16}
 	x, err := localsearch.FromDocs(context.Background(), smallDocs(), e, localsearch.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -122,8 +122,8 @@ func NewSegments(e search.Embedder) *Segments { return &Segments{embedder: e} }
 
 // With returns the segments with x added as the newest: its documents
 // replace those of the same IDs in the older segments, and the documents
-// deleted are removed from them. Neither s nor x is changed, and x must not
-// be given to With again. x must have been built with the embedder of s.
+// deleted are removed from them. Neither s nor x is changed: x may be in
+// several Segments at once. x must have been built with the embedder of s.
 func (s *Segments) With(x *Index, deleted []string) (*Segments, error) {
 	if x.embedderID != s.embedder.ID() || x.dims != s.embedder.Dimensions() {
 		return nil, fmt.Errorf("localsearch: a segment of embedder %s (%d dimensions) among segments of %s (%d dimensions)",

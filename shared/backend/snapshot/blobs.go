@@ -1,10 +1,15 @@
 // Package snapshot is the embedded search tier's index in an object store:
-// the indexer keeps every document's index document (search.IndexDoc: its
-// searchable text, labels, filters and vectors) in one snapshot, writes it
-// whole as a new version of one key and then publishes it by rewriting a
-// small pointer object with a conditional write; the search function loads
-// the snapshot the pointer names, builds the embedded engine over it, and
-// looks for a newer pointer at most every few seconds.
+// immutable segments, each an index ready to search (package localsearch's
+// segment files), and a manifest that names the live ones. The indexer
+// writes each stream batch as a new segment and publishes a manifest that
+// adds it, with a conditional write; it merges runs of segments in the
+// background of its commits (MergePolicy). The search function reads the
+// manifest and the segments it does not hold yet, at init and then at most
+// every few seconds, so a small change costs a search instance a small read.
+//
+// The single-snapshot format of earlier versions (one object rewritten whole
+// at every commit, named by a pointer) is still read, so that an upgraded
+// stack keeps its index: the writer publishes it as the first segment.
 package snapshot
 
 import (

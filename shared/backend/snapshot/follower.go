@@ -9,46 +9,49 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	doclib "github.com/doclib/doclib/shared"
+	"github.com/doclib/doclib/shared/backend/localsearch"
 	"github.com/doclib/doclib/shared/search"
 	"github.com/doclib/doclib/shared/settings"
 )
 
 // Follower is the search function's side of the embedded tier: a
-// search.Backend over the snapshot the pointer names. Load, at init, loads
-// it and builds the engine over it; then each search, at most once per
-// Every, reads the pointer on condition that it changed (one small GET,
-// answered "not modified" in the common case), and when it names another
-// snapshot, loads and builds that one and swaps it in at once. A search
-// always runs on one whole snapshot: the one in service when it started.
+// search.Backend over the segments the manifest names. Load, at init, reads
+// the manifest and its segments; then each search, at most once per Every,
+// reads the manifest on condition that it changed (one small GET, answered
+// "not modified" in the common case), and when it changed, reads the
+// segments it does not hold yet, puts them in service with those it holds,
+// and drops those no longer named. A search always runs on the segments of
+// one manifest: the one in service when it started.
 //
-// The request that notices a new snapshot loads it itself, synchronously,
-// rather than in a background goroutine. In Lambda, an instance serves one
-// request at a time and is frozen between them: a background load would
-// progress only while requests run, competing with them for the same CPU,
-// and a download of hundreds of megabytes stalled across freezes is likely
-// to be dropped by the object store and start over, so under light traffic
-// it might never finish. Loaded in the request, it finishes, at the cost of
-// one slow request per published snapshot per instance (bounded by the
-// indexer committing once per batch, and by Every). Loads are single-flight
-// all the same: where requests do run concurrently (a long-running server),
-// the others keep searching the index in service while one loads.
+// Reading a segment is copying its arrays, not building an index
+// (localsearch.ReadSegment): a change of a hundred documents costs the
+// request that notices it one GET of a segment of a few MB and a few
+// milliseconds. Merges replace segments by one the instance reads whole,
+// each document once per level it climbs (MergePolicy). The request that
+// notices a new manifest reads the segments itself, synchronously, rather
+// than in a background goroutine: in Lambda an instance is frozen between
+// requests, and a background read would progress only while requests run.
+// Loads are single-flight: where requests run concurrently (a long-running
+// server), the others keep searching the index in service.
 //
-// A snapshot that fails to load (unreadable, corrupt, of another embedder,
-// or whose engine fails to build) is logged at error level and the last good
-// index stays in service; the next check tries it again. With no good index
-// at all (a refused snapshot at init), searches fail with doclib's
-// unavailable error (503) saying what cures it, until a good one is
-// published. When nothing was published yet, the index is empty.
+// A manifest or segment that fails to load (unreadable, corrupt, of another
+// embedder or format) is logged at error level and the last good index
+// stays in service; the next check tries again. With no good index at all
+// (a refused manifest at init), searches fail with doclib's unavailable
+// error (503) saying what cures it, until a good one is published. When
+// nothing was published yet, the index is empty.
+//
+// A stack upgraded from the single-snapshot format, whose bucket holds a
+// pointer and no manifest, is served from that snapshot (read and built as
+// before) until the indexer's first use publishes it as segments.
 type Follower struct {
 	Blobs Blobs
-	// Build builds the engine over a snapshot's documents.
-	Build func(ctx context.Context, docs []search.IndexDoc) (search.Retriever, error)
-	// Embedder and Dimensions are what the snapshot's vectors must be: the
-	// ID and vector length of the embedder the queries are embedded with.
-	Embedder   string
-	Dimensions int
-	// Every is the interval between pointer checks (settings.DefaultSnapshotPoll when 0).
+	// Embedder embeds the queries; the segments' vectors must be its.
+	Embedder search.Embedder
+	// Every is the interval between manifest checks (settings.DefaultSnapshotPoll when 0).
 	Every time.Duration
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
@@ -56,25 +59,30 @@ type Follower struct {
 	Logger *slog.Logger
 
 	cur     atomic.Pointer[serving]
-	checked atomic.Pointer[time.Time] // when the pointer was last checked; nil: never
+	checked atomic.Pointer[time.Time] // when the manifest was last checked; nil: never
 	loading sync.Mutex                // held by the one request checking or loading
 	warned  bool                      // "nothing published yet" was logged (under loading)
 }
 
 // State is what a Follower has in service.
 type State struct {
-	// Header is the snapshot's (zero when the index is empty), Version its
-	// version of SnapshotKey.
-	Header  Header
-	Version string
+	// Sequence and Documents are the manifest's (zero when the index is
+	// empty), Segments its segment count.
+	Sequence  uint64
+	Documents int
+	Segments  int
+	// Legacy is set when the index is a single-format snapshot's.
+	Legacy bool
 	// Err is why there is no index in service, nil when there is one.
 	Err error
 }
 
 type serving struct {
 	State
-	etag    string // the pointer's ETag
+	etag    string              // the manifest's ETag
+	segs    map[string]*segment // by key
 	backend search.Backend
+	index   *localsearch.Segments
 }
 
 var _ search.Backend = (*Follower)(nil)
@@ -87,10 +95,10 @@ func (f *Follower) Current() State {
 	return State{Err: errors.New("snapshot: the follower was not loaded")}
 }
 
-// Load loads the snapshot the pointer names, at init. A snapshot that is
-// corrupt or of another embedder is not an error of Load: searches then
-// fail with 503 until a good one is published. Other failures (the store
-// unreachable) are returned, and searches fail with 503 until a check
+// Load reads the manifest and its segments, at init. A manifest or segment
+// that is corrupt or of another embedder is not an error of Load: searches
+// then fail with 503 until a good one is published. Other failures (the
+// store unreachable) are returned, and searches fail with 503 until a check
 // succeeds.
 func (f *Follower) Load(ctx context.Context) error {
 	f.loading.Lock()
@@ -103,8 +111,8 @@ func (f *Follower) Load(ctx context.Context) error {
 	return err
 }
 
-// Refresh checks the pointer now, and loads the snapshot it names if it is
-// not the one in service, whatever the time since the last check.
+// Refresh checks the manifest now, and reads what changed, whatever the time
+// since the last check.
 func (f *Follower) Refresh(ctx context.Context) error {
 	f.loading.Lock()
 	defer f.loading.Unlock()
@@ -156,7 +164,7 @@ func (f *Follower) markChecked() {
 	f.checked.Store(&t)
 }
 
-// backend checks the pointer if due, then returns the index in service.
+// backend checks the manifest if due, then returns the index in service.
 func (f *Follower) backend(ctx context.Context) (search.Backend, error) {
 	f.maybeRefresh(ctx)
 	s := f.cur.Load()
@@ -185,62 +193,121 @@ func (f *Follower) maybeRefresh(ctx context.Context) {
 	f.refresh(ctx) // logged; the index in service stays
 }
 
-// refresh reads the pointer and loads what it names unless it is in
-// service. The caller holds f.loading.
+// refresh reads the manifest and what it names unless it is in service.
+// The caller holds f.loading.
 func (f *Follower) refresh(ctx context.Context) error {
 	cur := f.cur.Load()
 	etag := ""
-	if cur != nil && cur.Err == nil {
+	if cur != nil && cur.Err == nil && !cur.Legacy {
 		etag = cur.etag // a failed one is tried again
 	}
-	p, obj, err := ReadPointer(ctx, f.Blobs, etag)
+	m, obj, err := ReadManifest(ctx, f.Blobs, etag)
 	switch {
 	case errors.Is(err, ErrNotModified):
 		return nil
 	case errors.Is(err, ErrNotFound):
+		return f.legacy(ctx, cur)
+	case err == nil:
+		err = m.compatible(f.Embedder.ID(), f.Embedder.Dimensions())
+	}
+	if err != nil {
+		return f.failed(cur, m, fmt.Errorf("snapshot: read the manifest: %w", err))
+	}
+	start := time.Now()
+	held := map[string]*segment{}
+	if cur != nil && cur.segs != nil {
+		held = cur.segs
+	}
+	segs := make([]*segment, len(m.Segments))
+	var missing []int
+	for i, ref := range m.Segments {
+		if sg, ok := held[ref.Key]; ok && sg.ref == ref {
+			segs[i] = sg
+		} else {
+			missing = append(missing, i)
+		}
+	}
+	var read int64
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(readers)
+	for _, i := range missing {
+		g.Go(func() error {
+			sg, err := readSegment(gctx, f.Blobs, m.Segments[i], f.Embedder)
+			segs[i] = sg
+			return err
+		})
+		read += m.Segments[i].Bytes
+	}
+	if err := g.Wait(); err != nil {
+		return f.failed(cur, m, err)
+	}
+	loaded := time.Since(start)
+	index, err := fold(f.Embedder, segs)
+	if err != nil {
+		return f.failed(cur, m, err)
+	}
+	byKey := make(map[string]*segment, len(segs))
+	for _, sg := range segs {
+		byKey[sg.ref.Key] = sg
+	}
+	f.cur.Store(&serving{State: State{Sequence: m.Sequence, Documents: index.Len(), Segments: len(segs)}, etag: obj.ETag,
+		segs: byKey, backend: search.Local{Retriever: index}, index: index})
+	f.logger().Info("snapshot: in service", "sequence", m.Sequence, "documents", index.Len(), "segments", len(segs),
+		"read", len(missing), "bytes_read", read, "load", loaded, "fold", time.Since(start)-loaded)
+	return nil
+}
+
+// readers is how many segments a follower reads at once.
+const readers = 4
+
+// legacy serves the single-format snapshot the pointer names, when there is
+// no manifest: a stack upgraded from that format, until its indexer
+// publishes segments.
+func (f *Follower) legacy(ctx context.Context, cur *serving) error {
+	p, _, err := ReadPointer(ctx, f.Blobs, "")
+	switch {
+	case errors.Is(err, ErrNotFound):
 		if cur != nil && cur.Err == nil {
-			f.logger().Warn("snapshot: the pointer is gone; the index in service stays", "sequence", cur.Header.Sequence)
+			f.logger().Warn("snapshot: the manifest is gone; the index in service stays", "sequence", cur.Sequence)
 			return nil
 		}
 		if !f.warned {
-			f.logger().Warn("snapshot: nothing was published yet: searches find nothing until the indexer publishes a snapshot", "key", PointerKey)
+			f.logger().Warn("snapshot: nothing was published yet: searches find nothing until the indexer publishes", "key", ManifestKey)
 			f.warned = true
 		}
 		f.cur.Store(&serving{backend: empty{}})
 		return nil
 	case err != nil:
-		return f.failed(cur, Pointer{}, fmt.Errorf("snapshot: read the pointer: %w", err))
+		return f.failed(cur, Manifest{}, fmt.Errorf("snapshot: read the pointer: %w", err))
 	}
-	if cur != nil && cur.Err == nil && cur.Version == p.Version && cur.Header.Sequence == p.Sequence {
-		f.cur.Store(&serving{State: cur.State, etag: obj.ETag, backend: cur.backend})
+	if cur != nil && cur.Err == nil && cur.Legacy && cur.Sequence == p.Sequence {
 		return nil
 	}
-	start := time.Now()
-	h, docs, err := LoadSnapshot(ctx, f.Blobs, p, Expect{Embedder: f.Embedder, Dimensions: f.Dimensions})
+	h, docs, err := LoadSnapshot(ctx, f.Blobs, p, Expect{Embedder: f.Embedder.ID(), Dimensions: f.Embedder.Dimensions()})
 	if err != nil {
-		return f.failed(cur, p, err)
+		return f.failed(cur, Manifest{}, err)
 	}
-	loaded := time.Since(start)
-	r, err := f.Build(ctx, docs)
+	x, err := localsearch.FromDocs(ctx, docs, f.Embedder, localsearch.Options{})
 	if err != nil {
-		return f.failed(cur, p, fmt.Errorf("snapshot: build the index of snapshot %d: %w", p.Sequence, err))
+		return f.failed(cur, Manifest{}, fmt.Errorf("snapshot: build the index of snapshot %d: %w", p.Sequence, err))
 	}
-	f.cur.Store(&serving{State: State{Header: h, Version: p.Version}, etag: obj.ETag, backend: search.Local{Retriever: r}})
-	f.logger().Info("snapshot: in service", "sequence", h.Sequence, "key", p.Key, "version", p.Version,
-		"documents", h.Documents, "bytes", p.Bytes, "load", loaded, "build", time.Since(start)-loaded)
+	f.cur.Store(&serving{State: State{Sequence: h.Sequence, Documents: len(docs), Segments: 1, Legacy: true},
+		backend: search.Local{Retriever: x}})
+	f.logger().Info("snapshot: in service (single-snapshot format, until the indexer publishes segments)", "sequence", h.Sequence,
+		"documents", len(docs))
 	return nil
 }
 
 // failed logs a failed check or load; with no good index in service, err
 // becomes what searches answer.
-func (f *Follower) failed(cur *serving, p Pointer, err error) error {
-	args := []any{"key", p.Key, "version", p.Version, "sequence", p.Sequence, "error", err}
+func (f *Follower) failed(cur *serving, m Manifest, err error) error {
+	args := []any{"sequence", m.Sequence, "error", err}
 	if cur != nil && cur.Err == nil {
-		f.logger().Error("snapshot: cannot load the snapshot the pointer names; the last good one stays in service",
-			append(args, "in_service", cur.Header.Sequence)...)
+		f.logger().Error("snapshot: cannot load the index the manifest names; the last good one stays in service",
+			append(args, "in_service", cur.Sequence)...)
 		return err
 	}
-	f.logger().Error("snapshot: cannot load the snapshot the pointer names; searches fail until a good one is published", args...)
+	f.logger().Error("snapshot: cannot load the index the manifest names; searches fail until a good one is published", args...)
 	f.cur.Store(&serving{State: State{Err: err}})
 	return err
 }

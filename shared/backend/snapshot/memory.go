@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"sync"
 )
 
@@ -258,4 +260,18 @@ func (m *Memory) SetFailGet(f func(key string, opt GetOptions) error) {
 	m.mu.Lock()
 	m.FailGet = f
 	m.mu.Unlock()
+}
+
+// Keys returns the keys that start with prefix and have a version, sorted.
+func (m *Memory) Keys(prefix string) []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for k, vs := range m.keys {
+		if len(vs) > 0 && strings.HasPrefix(k, prefix) {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -14,7 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/doclib/doclib/internal/suites/embedtest"
 	doclib "github.com/doclib/doclib/shared"
+	"github.com/doclib/doclib/shared/backend/localsearch"
 	"github.com/doclib/doclib/shared/search"
 	"github.com/doclib/doclib/shared/settings"
 )
@@ -23,25 +26,7 @@ const dims = 4
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-// listRetriever lists every document as most active, in ID order; it
-// matches nothing.
-type listRetriever []search.IndexDoc
-
-func (l listRetriever) Candidates(context.Context, *search.Query, func(search.Candidate)) error {
-	return nil
-}
-
-func (l listRetriever) MostActive(_ context.Context, _ *search.Query, _ search.Filter, offset, limit int) ([]search.Candidate, int, error) {
-	var out []search.Candidate
-	for i := range l {
-		out = append(out, search.Candidate{Doc: &l[i].Doc})
-	}
-	return out, len(out), nil
-}
-
-func build(_ context.Context, docs []search.IndexDoc) (search.Retriever, error) {
-	return listRetriever(docs), nil
-}
+var testEmb = embedtest.Named{Name: testEmbedder, Dims: dims}
 
 func doc(id string) search.IndexDoc {
 	return search.IndexDoc{Doc: search.Doc{ID: id, LibraryID: "lib"}, Title: "title of " + id, Vector: vec(dims, 1),
@@ -57,7 +42,7 @@ func docs(ids ...string) []search.IndexDoc {
 }
 
 func newWriter(m Blobs) *Writer {
-	return &Writer{Blobs: m, Embedder: testEmbedder, Dimensions: dims, Logger: quiet}
+	return &Writer{Blobs: m, Embedder: testEmb, Logger: quiet}
 }
 
 // clock is a settable clock.
@@ -75,17 +60,17 @@ func (c *clock) Add(d time.Duration) {
 
 func newFollower(t *testing.T, m Blobs, c *clock) *Follower {
 	t.Helper()
-	f := &Follower{Blobs: m, Build: build, Embedder: testEmbedder, Dimensions: dims, Every: 5 * time.Second, Now: c.Now, Logger: quiet}
+	f := &Follower{Blobs: m, Embedder: testEmb, Every: 5 * time.Second, Now: c.Now, Logger: quiet}
 	if err := f.Load(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	return f
 }
 
-// searchIDs returns the IDs of the documents f lists.
+// searchIDs returns the IDs of the documents f lists, sorted.
 func searchIDs(t *testing.T, f *Follower) ([]string, error) {
 	t.Helper()
-	hits, total, err := f.MostActive(context.Background(), &search.Query{Limit: 1000}, search.Filter{})
+	hits, total, err := f.MostActive(context.Background(), &search.Query{Vector: make([]float32, dims), Libraries: []string{"lib"}, Limit: 100_000}, search.Filter{})
 	if err != nil {
 		return nil, err
 	}
@@ -96,6 +81,7 @@ func searchIDs(t *testing.T, f *Follower) ([]string, error) {
 	if total != len(ids) {
 		t.Errorf("total %d for %d hits", total, len(ids))
 	}
+	slices.Sort(ids)
 	return ids, nil
 }
 
@@ -113,15 +99,15 @@ func wantIDs(t *testing.T, f *Follower, want ...string) {
 	}
 }
 
-func TestWriterPublishesOneVersionPerCommit(t *testing.T) {
+func TestWriterPublishesOneSegmentPerCommit(t *testing.T) {
 	ctx := context.Background()
 	m := NewMemory()
 	w := newWriter(m)
 	if err := w.Commit(ctx); err != nil { // nothing to publish
 		t.Fatal(err)
 	}
-	if n := m.Versions(PointerKey); n != 0 {
-		t.Fatalf("a clean commit wrote the pointer %d times", n)
+	if n := m.Versions(ManifestKey); n != 0 {
+		t.Fatalf("a clean commit wrote the manifest %d times", n)
 	}
 	if err := w.Upsert(ctx, docs("b", "a", "c")); err != nil {
 		t.Fatal(err)
@@ -132,53 +118,50 @@ func TestWriterPublishesOneVersionPerCommit(t *testing.T) {
 	if err := w.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if s, p := m.Versions(SnapshotKey), m.Versions(PointerKey); s != 1 || p != 1 {
-		t.Errorf("one commit wrote %d snapshot and %d pointer versions, want 1 and 1", s, p)
+	if s, p := len(m.Keys(SegmentPrefix)), m.Versions(ManifestKey); s != 1 || p != 1 {
+		t.Errorf("one commit wrote %d segments and %d manifest versions, want 1 and 1", s, p)
 	}
 	if err := w.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if m.Versions(SnapshotKey) != 1 {
+	if len(m.Keys(SegmentPrefix)) != 1 {
 		t.Error("a commit with nothing new published again")
 	}
 	f := newFollower(t, m, &clock{})
 	wantIDs(t, f, "a", "b")
-	if st := f.Current(); st.Header.Sequence != 1 || st.Header.Documents != 2 || st.Version == "" || st.Err != nil {
+	if st := f.Current(); st.Sequence != 1 || st.Documents != 2 || st.Segments != 1 || st.Err != nil {
 		t.Errorf("in service: %+v", st)
 	}
 
-	// A new writer (a new indexer instance) starts from what is published.
+	// A new writer (a new indexer instance) starts from what is published,
+	// and a change adds a segment: nothing published is written again.
 	w2 := newWriter(m)
 	if err := w2.Upsert(ctx, docs("d")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w2.Delete(ctx, []string{"a"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := w2.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if s, p := m.Versions(SnapshotKey), m.Versions(PointerKey); s != 2 || p != 2 {
-		t.Errorf("two commits wrote %d snapshot and %d pointer versions, want 2 and 2", s, p)
+	if s, p := len(m.Keys(SegmentPrefix)), m.Versions(ManifestKey); s != 2 || p != 2 {
+		t.Errorf("two commits wrote %d segments and %d manifest versions, want 2 and 2", s, p)
 	}
 	if err := f.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
-	wantIDs(t, f, "a", "b", "d")
-	if seq := f.Current().Header.Sequence; seq != 2 {
-		t.Errorf("sequence %d, want 2", seq)
+	wantIDs(t, f, "b", "d")
+	if st := f.Current(); st.Sequence != 2 || st.Segments != 2 {
+		t.Errorf("in service: %+v", st)
 	}
-	// The full document round-trips through the store.
-	p, _, err := ReadPointer(ctx, m, "")
+	man, _, err := ReadManifest(ctx, m, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, got, err := LoadSnapshot(ctx, m, p, Expect{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := docs("a", "b", "d"); fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("published %+v, want %+v", got, want)
-	}
-	if p.Documents != 3 || p.Sequence != 2 || p.Embedder != testEmbedder || p.Dimensions != dims || !strings.HasPrefix(p.Checksum, "sha256:") || p.Bytes <= 0 {
-		t.Errorf("pointer %+v", p)
+	if len(man.Segments) != 2 || man.Segments[1].Documents != 1 || man.Segments[1].Deleted != 1 || man.Documents != 3 ||
+		man.Embedder != testEmbedder || man.Dimensions != dims || man.Format != ManifestFormat || len(man.Segments[1].CRC32C) != 8 {
+		t.Errorf("manifest %+v", man)
 	}
 }
 
@@ -216,15 +199,18 @@ func TestWritersRace(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantIDs(t, f, "a", "one", "two")
-	if seq := f.Current().Header.Sequence; seq != 3 {
+	if seq := f.Current().Sequence; seq != 3 {
 		t.Errorf("sequence %d after three publishes", seq)
 	}
 }
 
+// TestFailedPutLeavesLastGoodInService fails the segment's write, then the
+// manifest's (the indexer crashing between the two): the index in service
+// stays, and the batch delivered again is published whole.
 func TestFailedPutLeavesLastGoodInService(t *testing.T) {
 	ctx := context.Background()
-	for _, key := range []string{SnapshotKey, PointerKey} {
-		t.Run(key, func(t *testing.T) {
+	for _, which := range []string{SegmentPrefix, ManifestKey} {
+		t.Run(which, func(t *testing.T) {
 			m := NewMemory()
 			w := newWriter(m)
 			if err := w.Publish(ctx, docs("a")); err != nil {
@@ -233,7 +219,7 @@ func TestFailedPutLeavesLastGoodInService(t *testing.T) {
 			f := newFollower(t, m, &clock{})
 			broken := errors.New("the store is down")
 			m.SetFailPut(func(k string) error {
-				if k == key {
+				if strings.HasPrefix(k, which) {
 					return broken
 				}
 				return nil
@@ -245,18 +231,18 @@ func TestFailedPutLeavesLastGoodInService(t *testing.T) {
 				t.Fatalf("commit: %v", err)
 			}
 			m.SetFailPut(nil)
-			if n := m.Versions(PointerKey); n != 1 {
-				t.Errorf("the pointer has %d versions after a failed commit", n)
+			if n := m.Versions(ManifestKey); n != 1 {
+				t.Errorf("the manifest has %d versions after a failed commit", n)
 			}
 			if err := f.Refresh(ctx); err != nil {
 				t.Fatal(err)
 			}
 			wantIDs(t, f, "a")
-			if seq := f.Current().Header.Sequence; seq != 1 {
+			if seq := f.Current().Sequence; seq != 1 {
 				t.Errorf("sequence %d in service", seq)
 			}
 			// The writer forgot the failed batch; its redelivery publishes it.
-			if err := w.Commit(ctx); err != nil || m.Versions(PointerKey) != 1 {
+			if err := w.Commit(ctx); err != nil || m.Versions(ManifestKey) != 1 {
 				t.Fatalf("a commit after a failed one published: %v", err)
 			}
 			if err := w.Upsert(ctx, docs("b")); err != nil {
@@ -269,7 +255,7 @@ func TestFailedPutLeavesLastGoodInService(t *testing.T) {
 				t.Fatal(err)
 			}
 			wantIDs(t, f, "a", "b")
-			if seq := f.Current().Header.Sequence; seq != 2 {
+			if seq := f.Current().Sequence; seq != 2 {
 				t.Errorf("sequence %d in service", seq)
 			}
 		})
@@ -282,25 +268,26 @@ func TestWriterRefusesOtherEmbedder(t *testing.T) {
 	if err := newWriter(m).Publish(ctx, docs("a")); err != nil {
 		t.Fatal(err)
 	}
-	other := &Writer{Blobs: m, Embedder: "other/4", Dimensions: dims, Logger: quiet}
-	var snapshotGets atomic.Int32
+	otherEmb := embedtest.Named{Name: "other/4", Dims: dims}
+	other := &Writer{Blobs: m, Embedder: otherEmb, Logger: quiet}
+	var segmentGets atomic.Int32
 	m.SetFailGet(func(key string, _ GetOptions) error {
-		if key == SnapshotKey {
-			snapshotGets.Add(1)
+		if strings.HasPrefix(key, SegmentPrefix) {
+			segmentGets.Add(1)
 		}
 		return nil
 	})
 	for range 2 {
 		err := other.Upsert(ctx, []search.IndexDoc{doc("b")})
 		if !errors.Is(err, ErrIncompatible) || !strings.Contains(err.Error(), `"test-embedder/4"`) || !strings.Contains(err.Error(), "reindex") {
-			t.Fatalf("upsert over another embedder's snapshot: %v", err)
+			t.Fatalf("upsert over another embedder's manifest: %v", err)
 		}
 		if err := other.Delete(ctx, []string{"a"}); !errors.Is(err, ErrIncompatible) {
-			t.Fatalf("delete over another embedder's snapshot: %v", err)
+			t.Fatalf("delete over another embedder's manifest: %v", err)
 		}
 	}
-	if n := snapshotGets.Load(); n != 0 {
-		t.Errorf("the refused snapshot was read %d times; its pointer says enough", n)
+	if n := segmentGets.Load(); n != 0 {
+		t.Errorf("the refused segments were read %d times; the manifest says enough", n)
 	}
 	// A reindex with the other embedder cures it.
 	if err := other.Publish(ctx, docs("x", "y")); err != nil {
@@ -312,16 +299,18 @@ func TestWriterRefusesOtherEmbedder(t *testing.T) {
 	if err := other.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	f := &Follower{Blobs: m, Build: build, Embedder: "other/4", Dimensions: dims, Logger: quiet}
+	f := &Follower{Blobs: m, Embedder: otherEmb, Logger: quiet}
 	if err := f.Load(ctx); err != nil {
 		t.Fatal(err)
 	}
 	wantIDs(t, f, "x", "y", "z")
-	if seq := f.Current().Header.Sequence; seq != 3 {
+	if seq := f.Current().Sequence; seq != 3 {
 		t.Errorf("sequence %d after three publishes", seq)
 	}
 }
 
+// TestFollowerSeesChangeAfterEvery checks the manifest at most once per
+// Every, and reads only the segments it lacks.
 func TestFollowerSeesChangeAfterEvery(t *testing.T) {
 	ctx := context.Background()
 	m := NewMemory()
@@ -331,10 +320,13 @@ func TestFollowerSeesChangeAfterEvery(t *testing.T) {
 	}
 	c := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	f := newFollower(t, m, c)
-	var pointerGets atomic.Int32
+	var manifestGets, segmentGets atomic.Int32
 	m.SetFailGet(func(key string, _ GetOptions) error {
-		if key == PointerKey {
-			pointerGets.Add(1)
+		switch {
+		case key == ManifestKey:
+			manifestGets.Add(1)
+		case strings.HasPrefix(key, SegmentPrefix):
+			segmentGets.Add(1)
 		}
 		return nil
 	})
@@ -347,19 +339,19 @@ func TestFollowerSeesChangeAfterEvery(t *testing.T) {
 	wantIDs(t, f, "a")
 	c.Add(4 * time.Second)
 	wantIDs(t, f, "a")
-	if n := pointerGets.Load(); n != 0 {
-		t.Errorf("%d pointer reads before Every passed", n)
+	if n := manifestGets.Load(); n != 0 {
+		t.Errorf("%d manifest reads before Every passed", n)
 	}
 	c.Add(time.Second)
 	wantIDs(t, f, "a", "b")
 	wantIDs(t, f, "a", "b")
-	if n := pointerGets.Load(); n != 1 {
-		t.Errorf("%d pointer reads in one interval", n)
+	if n, s := manifestGets.Load(), segmentGets.Load(); n != 1 || s != 1 {
+		t.Errorf("%d manifest reads in one interval and %d segment reads for one new segment", n, s)
 	}
 	c.Add(5 * time.Second)
 	wantIDs(t, f, "a", "b") // not modified
-	if seq := f.Current().Header.Sequence; seq != 2 {
-		t.Errorf("sequence %d", seq)
+	if st := f.Current(); st.Sequence != 2 || st.Segments != 2 {
+		t.Errorf("in service: %+v", st)
 	}
 }
 
@@ -368,8 +360,7 @@ func TestFollowerEmptyUntilPublished(t *testing.T) {
 	m := NewMemory()
 	var logs bytes.Buffer
 	c := &clock{}
-	f := &Follower{Blobs: m, Build: build, Embedder: testEmbedder, Dimensions: dims, Now: c.Now,
-		Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+	f := &Follower{Blobs: m, Embedder: testEmb, Now: c.Now, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
 	if err := f.Load(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -390,66 +381,101 @@ func TestFollowerEmptyUntilPublished(t *testing.T) {
 	wantIDs(t, f, "a")
 }
 
-// publishRaw publishes data as snapshot seq, whatever it holds.
-func publishRaw(t *testing.T, m *Memory, data []byte, p Pointer) {
+// addRawSegment stores data as a segment and publishes a manifest that adds
+// ref (its key and size set from data) to the one published.
+func addRawSegment(t *testing.T, m *Memory, data []byte, ref SegmentRef, edit func(*Manifest)) {
 	t.Helper()
 	ctx := context.Background()
-	obj, err := m.Put(ctx, SnapshotKey, bytes.NewReader(data), int64(len(data)), Condition{})
+	ref.Key = fmt.Sprintf("%sraw-%d.seg", SegmentPrefix, rand.Int())
+	if ref.Bytes == 0 {
+		ref.Bytes = int64(len(data))
+	}
+	if _, err := m.Put(ctx, ref.Key, bytes.NewReader(data), int64(len(data)), Condition{}); err != nil {
+		t.Fatal(err)
+	}
+	man, obj, err := ReadManifest(ctx, m, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, cur, err := ReadPointer(ctx, m, "")
-	if err != nil && !errors.Is(err, ErrNotFound) {
-		t.Fatal(err)
+	man.Sequence++
+	man.Segments = append(man.Segments, ref)
+	if edit != nil {
+		edit(&man)
 	}
-	p.Key, p.Version, p.Bytes = SnapshotKey, obj.Version, int64(len(data))
-	if _, err := writePointer(ctx, m, p, cur.ETag); err != nil {
+	if _, err := writeManifest(ctx, m, man, obj.ETag); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func TestFollowerKeepsLastGoodOverCorrupt(t *testing.T) {
-	ctx := context.Background()
-	m := NewMemory()
-	if err := newWriter(m).Publish(ctx, docs("a", "b")); err != nil {
-		t.Fatal(err)
-	}
-	var logs bytes.Buffer
-	f := &Follower{Blobs: m, Build: build, Embedder: testEmbedder, Dimensions: dims, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
-	if err := f.Load(ctx); err != nil {
-		t.Fatal(err)
-	}
-	var good bytes.Buffer
-	sum, err := encode(&good, Header{Embedder: testEmbedder, Dimensions: dims, Sequence: 2}, docs("c"))
+func segmentFile(t *testing.T, e search.Embedder, ds []search.IndexDoc) ([]byte, SegmentRef) {
+	t.Helper()
+	x, err := localsearch.FromDocs(context.Background(), ds, e, localsearch.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	flipped := bytes.Clone(good.Bytes())
+	var b bytes.Buffer
+	_, sum, err := localsearch.WriteSegment(&b, x, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes(), SegmentRef{CRC32C: fmt.Sprintf("%08x", sum), Documents: len(ds)}
+}
+
+// TestFollowerKeepsLastGoodOverBadSegments publishes manifests that name a
+// segment that is flipped, truncated, missing, of another embedder, or whose
+// checksum is not the manifest's, and a manifest of another format: each
+// leaves the last good index in service, logged, and a good publish heals.
+func TestFollowerKeepsLastGoodOverBadSegments(t *testing.T) {
+	ctx := context.Background()
+	good, ref := segmentFile(t, testEmb, docs("c"))
+	flipped := bytes.Clone(good)
 	flipped[len(flipped)/2] ^= 1
-	truncated := good.Bytes()[:good.Len()-10]
-	for name, data := range map[string][]byte{"flipped": flipped, "truncated": truncated} {
-		logs.Reset()
-		publishRaw(t, m, data, Pointer{Sequence: 2, Embedder: testEmbedder, Dimensions: dims, Documents: 1, Checksum: "sha256:" + sum})
-		if err := f.Refresh(ctx); !errors.Is(err, ErrCorrupt) {
-			t.Errorf("%s: refresh: %v", name, err)
-		}
-		wantIDs(t, f, "a", "b")
-		if st := f.Current(); st.Header.Sequence != 1 || st.Err != nil {
-			t.Errorf("%s: in service %+v", name, st)
-		}
-		l := logs.String()
-		if !strings.Contains(l, "level=ERROR") || !strings.Contains(l, "sequence=2") || !strings.Contains(l, "key="+SnapshotKey) {
-			t.Errorf("%s: logged %s", name, l)
-		}
+	other, otherRef := segmentFile(t, embedtest.Named{Name: "other/4", Dims: dims}, docs("c"))
+	for _, tc := range []struct {
+		name string
+		data []byte
+		ref  SegmentRef
+		edit func(*Manifest)
+		is   error
+	}{
+		{"flipped", flipped, ref, nil, ErrCorrupt},
+		{"truncated", good[:len(good)-10], SegmentRef{CRC32C: ref.CRC32C, Documents: 1, Bytes: int64(len(good))}, nil, ErrCorrupt},
+		{"missing", good, ref, func(m *Manifest) { m.Segments[len(m.Segments)-1].Key += ".gone" }, ErrNotFound},
+		{"another embedder's", other, otherRef, nil, ErrIncompatible},
+		{"another checksum", good, SegmentRef{CRC32C: "00000000", Documents: 1}, nil, ErrCorrupt},
+		{"another manifest format", good, ref, func(m *Manifest) { m.Format = 2 }, ErrIncompatible},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := NewMemory()
+			if err := newWriter(m).Publish(ctx, docs("a", "b")); err != nil {
+				t.Fatal(err)
+			}
+			var logs bytes.Buffer
+			f := &Follower{Blobs: m, Embedder: testEmb, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+			if err := f.Load(ctx); err != nil {
+				t.Fatal(err)
+			}
+			addRawSegment(t, m, tc.data, tc.ref, tc.edit)
+			if err := f.Refresh(ctx); !errors.Is(err, tc.is) {
+				t.Errorf("refresh: %v, want %v", err, tc.is)
+			}
+			wantIDs(t, f, "a", "b")
+			if st := f.Current(); st.Sequence != 1 || st.Err != nil {
+				t.Errorf("in service %+v", st)
+			}
+			if l := logs.String(); !strings.Contains(l, "level=ERROR") || !strings.Contains(l, "sequence=2") {
+				t.Errorf("logged %s", l)
+			}
+			// A good publish heals it.
+			if err := newWriter(m).Publish(ctx, docs("d")); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Refresh(ctx); err != nil {
+				t.Fatal(err)
+			}
+			wantIDs(t, f, "d")
+		})
 	}
-	// A good snapshot heals it.
-	if err := newWriter(m).Publish(ctx, docs("d")); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Refresh(ctx); err != nil {
-		t.Fatal(err)
-	}
-	wantIDs(t, f, "d")
 }
 
 func TestFollowerRefusesAtInit(t *testing.T) {
@@ -461,18 +487,26 @@ func TestFollowerRefusesAtInit(t *testing.T) {
 		says    string
 	}{
 		{"other embedder", func(m *Memory) {
-			w := &Writer{Blobs: m, Embedder: "other/8", Dimensions: 8, Logger: quiet}
-			d := search.IndexDoc{Doc: search.Doc{ID: "a"}, Vector: vec(8, 0)}
+			w := &Writer{Blobs: m, Embedder: embedtest.Named{Name: "other/8", Dims: 8}, Logger: quiet}
+			d := search.IndexDoc{Doc: search.Doc{ID: "a", LibraryID: "lib"}, Vector: vec(8, 0)}
 			if err := w.Publish(ctx, []search.IndexDoc{d}); err != nil {
 				t.Fatal(err)
 			}
 		}, ErrIncompatible, `embedder "other/8" (8 dimensions), this program embeds with "test-embedder/4"`},
 		{"corrupt", func(m *Memory) {
-			var b bytes.Buffer
-			if err := Encode(&b, Header{Embedder: testEmbedder, Dimensions: dims, Sequence: 1}, docs("a")); err != nil {
+			if err := newWriter(m).Publish(ctx, docs("a")); err != nil {
 				t.Fatal(err)
 			}
-			publishRaw(t, m, b.Bytes()[:b.Len()-1], Pointer{Sequence: 1, Embedder: testEmbedder, Dimensions: dims, Documents: 1})
+			key := m.Keys(SegmentPrefix)[0]
+			body, _, err := m.Get(ctx, key, GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, _ := io.ReadAll(body)
+			data[len(data)-1] ^= 1
+			if _, err := m.Put(ctx, key, bytes.NewReader(data), int64(len(data)), Condition{}); err != nil {
+				t.Fatal(err)
+			}
 		}, ErrCorrupt, "reindex"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -490,7 +524,7 @@ func TestFollowerRefusesAtInit(t *testing.T) {
 			if _, err := f.Match(ctx, &search.Query{Limit: 1}); doclib.ErrorCode(err) != doclib.EUnavailable {
 				t.Errorf("match: %v", err)
 			}
-			// A good snapshot, published later, heals it at the next check.
+			// A good index, published later, heals it at the next check.
 			if err := newWriter(m).Publish(ctx, docs("good")); err != nil {
 				t.Fatal(err)
 			}
@@ -500,8 +534,8 @@ func TestFollowerRefusesAtInit(t *testing.T) {
 	}
 }
 
-// TestNoMixedIndex publishes snapshots of different documents while
-// searches run: each search must see exactly the documents of one snapshot.
+// TestNoMixedIndex publishes indexes of different documents while searches
+// run: each search must see exactly the documents of one manifest.
 func TestNoMixedIndex(t *testing.T) {
 	ctx := context.Background()
 	m := NewMemory()
@@ -518,7 +552,7 @@ func TestNoMixedIndex(t *testing.T) {
 	}
 	readers := []*Follower{}
 	for range 2 {
-		f := &Follower{Blobs: m, Build: build, Embedder: testEmbedder, Dimensions: dims, Every: time.Nanosecond, Logger: quiet}
+		f := &Follower{Blobs: m, Embedder: testEmb, Every: time.Nanosecond, Logger: quiet}
 		if err := f.Load(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -530,7 +564,28 @@ func TestNoMixedIndex(t *testing.T) {
 	wg.Go(func() {
 		defer done.Store(true)
 		for r := 1; r <= rounds; r++ {
-			if err := w.Publish(ctx, round(r)); err != nil {
+			// Half the rounds replace everything, half delete the last
+			// round's documents and add this one's as a segment.
+			if r%2 == 0 {
+				if err := w.Publish(ctx, round(r)); err != nil {
+					t.Error(err)
+					return
+				}
+				continue
+			}
+			var gone []string
+			for _, d := range round(r - 1) {
+				gone = append(gone, d.ID)
+			}
+			if err := w.Delete(ctx, gone); err != nil {
+				t.Error(err)
+				return
+			}
+			if err := w.Upsert(ctx, round(r)); err != nil {
+				t.Error(err)
+				return
+			}
+			if err := w.Commit(ctx); err != nil {
 				t.Error(err)
 				return
 			}
@@ -558,11 +613,11 @@ func TestNoMixedIndex(t *testing.T) {
 					want = append(want, d.ID)
 				}
 				if !slices.Equal(ids, want) {
-					t.Errorf("a search saw %v, snapshot %d holds %v", ids, r, want)
+					t.Errorf("a search saw %v, round %d holds %v", ids, r, want)
 					return
 				}
 				if r < last {
-					t.Errorf("a search saw snapshot %d after %d", r, last)
+					t.Errorf("a search saw round %d after %d", r, last)
 				}
 				if r != last {
 					seen.Add(1)
@@ -576,9 +631,9 @@ func TestNoMixedIndex(t *testing.T) {
 		if err := f.Refresh(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if seq := f.Current().Header.Sequence; seq != rounds+1 {
+		if seq := f.Current().Sequence; seq != rounds+1 {
 			t.Errorf("sequence %d in service after %d publishes", seq, rounds+1)
 		}
 	}
-	t.Logf("%d searches saw %d snapshot changes", searches.Load(), seen.Load())
+	t.Logf("%d searches saw %d index changes", searches.Load(), seen.Load())
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/doclib/doclib/internal/suites/embedtest"
 	"github.com/doclib/doclib/shared/search"
 )
 
@@ -80,13 +81,13 @@ func noDisk(t *testing.T) {
 	}
 }
 
-// TestWriterStreamsSnapshot: a snapshot of three parts is published with
+// TestWriterStreamsSnapshot: a segment of three parts is published with
 // no temporary file, as one multipart upload, and reads back whole.
 func TestWriterStreamsSnapshot(t *testing.T) {
 	noDisk(t)
 	ctx := context.Background()
 	m := NewMemory()
-	w := &Writer{Blobs: m, Embedder: "test-embedder/1024", Dimensions: 1024, Logger: quiet}
+	w := &Writer{Blobs: m, Embedder: embedtest.Named{Name: "test-embedder/1024", Dims: 1024}, Logger: quiet}
 	in := bigDocs(4500)
 	if err := w.Publish(ctx, in); err != nil {
 		t.Fatalf("publish of %d documents with no disk: %v", len(in), err)
@@ -94,16 +95,19 @@ func TestWriterStreamsSnapshot(t *testing.T) {
 	if begun, open := m.Uploads(); begun != 1 || open != 0 {
 		t.Errorf("%d multipart uploads begun, %d left open; want the one, completed", begun, open)
 	}
-	p, _, err := ReadPointer(ctx, m, "")
+	man, _, err := ReadManifest(ctx, m, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Bytes <= 2*PartSize {
-		t.Fatalf("the snapshot is %d bytes; the test wants more than two parts of %d", p.Bytes, PartSize)
+	if len(man.Segments) != 1 || man.Segments[0].Bytes <= 2*PartSize {
+		t.Fatalf("the index is %+v; the test wants one segment of more than two parts of %d", man.Segments, PartSize)
 	}
-	_, got, err := LoadSnapshot(ctx, m, p, Expect{Embedder: w.Embedder, Dimensions: w.Dimensions})
-	if err != nil || len(got) != len(in) || got[len(got)-1].ID != in[len(in)-1].ID {
-		t.Fatalf("read back %d documents (%v); want %d", len(got), err, len(in))
+	f := &Follower{Blobs: m, Embedder: w.Embedder, Logger: quiet}
+	if err := f.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := f.Current(); st.Documents != len(in) || st.Err != nil {
+		t.Fatalf("read back %+v; want %d documents", st, len(in))
 	}
 }
 
@@ -114,7 +118,7 @@ func TestFailedPartAbortsUpload(t *testing.T) {
 	noDisk(t)
 	ctx := context.Background()
 	m := NewMemory()
-	w := &Writer{Blobs: m, Embedder: "test-embedder/1024", Dimensions: 1024, Logger: quiet}
+	w := &Writer{Blobs: m, Embedder: embedtest.Named{Name: "test-embedder/1024", Dims: 1024}, Logger: quiet}
 	if err := w.Publish(ctx, bigDocs(1)); err != nil {
 		t.Fatal(err)
 	}
@@ -134,8 +138,8 @@ func TestFailedPartAbortsUpload(t *testing.T) {
 	if begun, open := m.Uploads(); begun != 1 || open != 0 {
 		t.Errorf("%d multipart uploads begun, %d left open; want the one, aborted", begun, open)
 	}
-	if s, p := m.Versions(SnapshotKey), m.Versions(PointerKey); s != 1 || p != 1 {
-		t.Errorf("%d snapshot and %d pointer versions after the failed commit; want the first of each", s, p)
+	if s, p := len(m.Keys(SegmentPrefix)), m.Versions(ManifestKey); s != 1 || p != 1 {
+		t.Errorf("%d segments and %d manifest versions after the failed commit; want the first of each", s, p)
 	}
 	m.FailPart = nil
 	if err := w.Upsert(ctx, bigDocs(4500)); err != nil {
@@ -144,7 +148,7 @@ func TestFailedPartAbortsUpload(t *testing.T) {
 	if err := w.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if p := m.Versions(PointerKey); p != 2 {
-		t.Errorf("%d pointer versions after the redone commit; want 2", p)
+	if p := m.Versions(ManifestKey); p != 2 {
+		t.Errorf("%d manifest versions after the redone commit; want 2", p)
 	}
 }

@@ -4,54 +4,64 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
+	"github.com/doclib/doclib/shared/backend/localsearch"
 	"github.com/doclib/doclib/shared/search"
 )
 
 // Writer is the indexer's side of the embedded tier: a search.Index that
-// keeps every document's index document in memory and publishes them whole
-// at each Commit (search.Committer).
+// holds the documents written and deleted since the last Commit
+// (search.Committer), and publishes them at Commit as one new segment.
 //
-// On first use it loads the snapshot the pointer names (none: it starts
-// empty) and remembers the pointer's ETag. Commit writes a new version of
-// SnapshotKey, then replaces the pointer on condition that it still has that
-// ETag, so that of two writers that read the same pointer one publishes and
-// the other gets ErrConflict. After a failed Commit the Writer forgets what
-// it holds and loads again on its next use: the indexer fails the batch, the
+// On first use it reads the manifest (none: it starts empty) and remembers
+// its ETag. Commit writes the batch as a new segment under a key of its own,
+// then replaces the manifest, with the segment added, on condition that it
+// still has that ETag: of two writers that read the same manifest one
+// publishes and the other gets ErrConflict. After a failed Commit the Writer
+// forgets the batch and the manifest: the indexer fails the batch, the
 // stream delivers it again, and the retry applies it over whatever was
-// published meanwhile, so nothing is lost. A failed Commit never changes the
-// snapshot in service: the pointer is written last.
+// published meanwhile, so nothing is lost, and a segment written before a
+// crash or a conflict is named by no manifest, never served. A failed Commit
+// never changes the index in service: the manifest is written last.
 //
-// A snapshot of another embedder fails every call, with an error that says
-// what cures it, until the pointer changes (Publish, by a reindex with this
+// After a publish, Commit merges segments as the merge policy asks
+// (MergePolicy), each merge published by a manifest of its own: a batch is
+// in service before any merge starts, and a merge that fails or loses a
+// race is logged and given up, the batch staying published.
+//
+// A manifest of another embedder fails every call, with an error that says
+// what cures it, until the manifest changes (Publish, by a reindex with this
 // embedder, replaces it). A Writer is safe for concurrent use.
 type Writer struct {
 	Blobs Blobs
-	// Embedder and Dimensions are the ID and vector length of the embedder
-	// the documents' vectors come from.
-	Embedder   string
-	Dimensions int
+	// Embedder is the embedder the documents' vectors come from (its ID and
+	// dimensions are what the segments record).
+	Embedder search.Embedder
+	// Policy chooses the merges (DefaultMergePolicy when zero).
+	Policy MergePolicy
 	// Logger gets a line per publish (slog.Default when nil).
 	Logger *slog.Logger
-	// Now is the clock of Header.WrittenAt (time.Now when nil).
+	// Now is the clock of Manifest.WrittenAt (time.Now when nil).
 	Now func() time.Time
 
 	mu      sync.Mutex
 	loaded  bool
-	docs    *search.DocSet
-	etag    string // the pointer's ETag when loaded; "" when there was none
-	seq     uint64 // the sequence of the snapshot loaded
-	refused error  // the snapshot the pointer named is of another embedder
-	refETag string // the ETag of that pointer
+	man     Manifest
+	etag    string // the manifest's ETag when loaded; "" when there was none
+	batch   map[string]search.IndexDoc
+	deleted map[string]bool
+	cache   map[string]*segment // segments written or read for merges, by key
+	refused error               // the manifest names another embedder
+	refETag string              // the ETag of that manifest
 }
 
 // NewWriter returns a Writer of e's vectors over b.
 func NewWriter(b Blobs, e search.Embedder, log *slog.Logger) *Writer {
-	return &Writer{Blobs: b, Embedder: e.ID(), Dimensions: e.Dimensions(), Logger: log}
+	return &Writer{Blobs: b, Embedder: e, Logger: log}
 }
 
 var (
@@ -66,7 +76,14 @@ func (w *Writer) logger() *slog.Logger {
 	return slog.Default()
 }
 
-// Upsert implements search.Index: it replaces docs in memory.
+func (w *Writer) now() time.Time {
+	if w.Now != nil {
+		return w.Now()
+	}
+	return time.Now()
+}
+
+// Upsert implements search.Index: it adds docs to the batch.
 func (w *Writer) Upsert(ctx context.Context, docs []search.IndexDoc) error {
 	if err := w.check(docs); err != nil {
 		return err
@@ -76,30 +93,52 @@ func (w *Writer) Upsert(ctx context.Context, docs []search.IndexDoc) error {
 	if err := w.load(ctx); err != nil {
 		return err
 	}
-	w.docs.Upsert(docs)
+	for _, d := range docs {
+		w.batch[d.ID] = d
+		delete(w.deleted, d.ID)
+	}
 	return nil
 }
 
-// Delete implements search.Index: it removes the documents in memory.
+// Delete implements search.Index: it adds the deletions to the batch.
 func (w *Writer) Delete(ctx context.Context, ids []string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.load(ctx); err != nil {
 		return err
 	}
-	w.docs.Delete(ids)
+	for _, id := range ids {
+		delete(w.batch, id)
+		w.deleted[id] = true
+	}
 	return nil
 }
 
-// Commit implements search.Committer: it publishes the documents in memory
-// as a new snapshot, unless nothing changed since the last one.
+// Commit implements search.Committer: it publishes the batch as a new
+// segment, unless it is empty, then merges as the policy asks.
 func (w *Writer) Commit(ctx context.Context) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if !w.docs.Dirty() {
+	if !w.loaded || len(w.batch) == 0 && len(w.deleted) == 0 {
 		return nil
 	}
-	etag, err := w.publish(ctx, w.docs.Sorted(), w.etag, w.seq+1)
+	docs := make([]search.IndexDoc, 0, len(w.batch))
+	for _, d := range w.batch {
+		docs = append(docs, d)
+	}
+	deleted := make([]string, 0, len(w.deleted))
+	for id := range w.deleted {
+		deleted = append(deleted, id)
+	}
+	slices.Sort(deleted)
+	if len(w.man.Segments) == 0 {
+		deleted = nil // nothing older to delete from
+	}
+	segs := append(slices.Clone(w.man.Segments), SegmentRef{})
+	sg, err := w.publish(ctx, docs, deleted, func(ref SegmentRef) []SegmentRef {
+		segs[len(segs)-1] = ref
+		return segs
+	})
 	if err != nil {
 		w.forget()
 		if errors.Is(err, ErrConflict) {
@@ -107,15 +146,18 @@ func (w *Writer) Commit(ctx context.Context) error {
 		}
 		return err
 	}
-	w.etag, w.seq = etag, w.seq+1
-	w.docs.MarkClean()
+	w.keep(sg)
+	clear(w.batch)
+	clear(w.deleted)
+	w.merge(ctx)
 	return nil
 }
 
 // Publish replaces every document with docs and publishes them at once, as
-// a reindex does: it reads only the pointer (for its ETag and sequence),
-// not the snapshot it names, which may be of another embedder. It fails with
-// ErrConflict if another writer publishes in between.
+// a reindex does: one segment, and a manifest that names it alone. It reads
+// only the manifest's ETag and sequence, not what it names, which may be of
+// another embedder. It fails with ErrConflict if another writer publishes
+// in between.
 func (w *Writer) Publish(ctx context.Context, docs []search.IndexDoc) error {
 	if err := w.check(docs); err != nil {
 		return err
@@ -123,67 +165,67 @@ func (w *Writer) Publish(ctx context.Context, docs []search.IndexDoc) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.forget()
-	var seq uint64
-	p, obj, err := ReadPointer(ctx, w.Blobs, "")
+	m, obj, err := ReadManifest(ctx, w.Blobs, "")
 	switch {
 	case errors.Is(err, ErrNotFound):
-	case errors.Is(err, ErrCorrupt) && obj.ETag != "":
-		w.logger().Warn("snapshot: the pointer is unreadable; a publish replaces it", "error", err)
+	case (errors.Is(err, ErrCorrupt) || errors.Is(err, ErrIncompatible)) && obj.ETag != "":
+		w.logger().Warn("snapshot: the manifest is unusable; a publish replaces it", "error", err)
 	case err != nil:
 		return err
-	default:
-		seq = p.Sequence
 	}
-	set := search.NewDocSet(docs)
-	etag, err := w.publish(ctx, set.Sorted(), obj.ETag, seq+1)
+	w.man, w.etag = Manifest{Sequence: m.Sequence}, obj.ETag
+	sg, err := w.publish(ctx, search.NewDocSet(docs).Sorted(), nil, func(ref SegmentRef) []SegmentRef { return []SegmentRef{ref} })
 	if err != nil {
+		w.forget()
 		return err
 	}
-	w.docs, w.etag, w.seq, w.loaded = set, etag, seq+1, true
+	w.batch, w.deleted, w.loaded = map[string]search.IndexDoc{}, map[string]bool{}, true
 	w.refused, w.refETag = nil, ""
+	w.keep(sg)
 	return nil
 }
 
 // check refuses vectors of another length than the embedder's: they could
 // never be published.
 func (w *Writer) check(docs []search.IndexDoc) error {
+	dims := w.Embedder.Dimensions()
 	for i := range docs {
 		d := &docs[i]
-		if len(d.Vector) != w.Dimensions {
-			return fmt.Errorf("snapshot: document %q has a vector of %d values, the embedder %q makes %d", d.ID, len(d.Vector), w.Embedder, w.Dimensions)
+		if len(d.Vector) != dims {
+			return fmt.Errorf("snapshot: document %q has a vector of %d values, the embedder %q makes %d", d.ID, len(d.Vector), w.Embedder.ID(), dims)
 		}
 		for _, r := range d.Recordings {
-			if len(r.Vector) != w.Dimensions {
-				return fmt.Errorf("snapshot: recording %q of document %q has a vector of %d values, the embedder %q makes %d", r.ID, d.ID, len(r.Vector), w.Embedder, w.Dimensions)
+			if len(r.Vector) != dims {
+				return fmt.Errorf("snapshot: recording %q of document %q has a vector of %d values, the embedder %q makes %d", r.ID, d.ID, len(r.Vector), w.Embedder.ID(), dims)
 			}
 		}
 	}
 	return nil
 }
 
-// forget drops what is in memory: the next use loads the snapshot in
-// service again.
+// forget drops the batch and the manifest: the next use reads the manifest
+// again, and the stream delivers the batch again.
 func (w *Writer) forget() {
-	w.loaded, w.docs, w.etag, w.seq = false, nil, "", 0
+	w.loaded, w.man, w.etag, w.batch, w.deleted = false, Manifest{}, "", nil, nil
 }
 
-// load reads the snapshot in service unless it is in memory.
+// load reads the manifest unless it is in memory.
 func (w *Writer) load(ctx context.Context) error {
 	if w.loaded {
 		return nil
 	}
-	p, obj, err := ReadPointer(ctx, w.Blobs, w.refETag)
+	m, obj, err := ReadManifest(ctx, w.Blobs, w.refETag)
 	switch {
 	case errors.Is(err, ErrNotModified):
-		return w.refused // the refused snapshot is still in service
+		return w.refused // the refused manifest is still in service
 	case errors.Is(err, ErrNotFound):
-		w.refused, w.refETag = nil, ""
-		w.docs, w.etag, w.seq, w.loaded = search.NewDocSet(nil), "", 0, true
-		return nil
-	case err != nil:
-		return err
+		m, obj, err = Manifest{}, Object{}, w.migrate(ctx)
+		if err == nil && w.loaded {
+			return nil // the single snapshot, published as a segment
+		}
+	case err == nil:
+		err = m.compatible(w.Embedder.ID(), w.Embedder.Dimensions())
 	}
-	h, docs, err := LoadSnapshot(ctx, w.Blobs, p, Expect{Embedder: w.Embedder, Dimensions: w.Dimensions})
 	if errors.Is(err, ErrIncompatible) {
 		w.refused, w.refETag = fmt.Errorf("snapshot writer: %w", err), obj.ETag
 		return w.refused
@@ -192,44 +234,158 @@ func (w *Writer) load(ctx context.Context) error {
 		return err
 	}
 	w.refused, w.refETag = nil, ""
-	w.docs = search.NewDocSet(docs)
-	w.etag, w.seq, w.loaded = obj.ETag, h.Sequence, true
+	w.man, w.etag, w.loaded = m, obj.ETag, true
+	w.batch, w.deleted = map[string]search.IndexDoc{}, map[string]bool{}
 	return nil
 }
 
-// publish writes docs as snapshot seq and points the pointer whose ETag was
-// etag at it; it returns the pointer's new ETag.
-func (w *Writer) publish(ctx context.Context, docs []search.IndexDoc, etag string, seq uint64) (string, error) {
-	start := time.Now()
-	now := time.Now
-	if w.Now != nil {
-		now = w.Now
+// migrate publishes the single-format snapshot the pointer names, if any,
+// as the first segment: a stack upgraded from that format keeps its index.
+// Without a pointer it does nothing. The caller found no manifest.
+func (w *Writer) migrate(ctx context.Context) error {
+	p, _, err := ReadPointer(ctx, w.Blobs, "")
+	if errors.Is(err, ErrNotFound) {
+		return nil
 	}
-	h := Header{Embedder: w.Embedder, Dimensions: w.Dimensions, Sequence: seq, WrittenAt: now().UTC()}
-	// Streamed to the store as it is encoded, never to disk: a Lambda
-	// function's /tmp (512 MB by default) is smaller than the snapshot of
-	// 65,000 documents, and a file a timed-out run left there would be
-	// the next run's to trip on.
-	var sum string
-	obj, err := w.Blobs.PutStream(ctx, SnapshotKey, func(dst io.Writer) error {
-		var err error
-		sum, err = encode(dst, h, docs)
+	if err != nil {
 		return err
-	})
+	}
+	_, docs, err := LoadSnapshot(ctx, w.Blobs, p, Expect{Embedder: w.Embedder.ID(), Dimensions: w.Embedder.Dimensions()})
 	if err != nil {
-		return "", fmt.Errorf("snapshot: write snapshot %d: %w", seq, err)
+		return err
 	}
-	size := obj.Size
-	if obj.Version == "" {
-		return "", fmt.Errorf("snapshot: %s got no version ID: the bucket must have versioning on", SnapshotKey)
-	}
-	p := Pointer{Key: SnapshotKey, Version: obj.Version, Sequence: seq, Embedder: w.Embedder, Dimensions: w.Dimensions,
-		Documents: len(docs), Bytes: size, Checksum: checksumPrefix + sum, WrittenAt: h.WrittenAt}
-	pobj, err := writePointer(ctx, w.Blobs, p, etag)
+	w.man, w.etag = Manifest{Sequence: p.Sequence}, ""
+	sg, err := w.publish(ctx, docs, nil, func(ref SegmentRef) []SegmentRef { return []SegmentRef{ref} })
 	if err != nil {
-		return "", err
+		w.forget()
+		return err
 	}
-	w.logger().Info("snapshot: published", "sequence", seq, "key", SnapshotKey, "version", obj.Version,
-		"documents", len(docs), "bytes", size, "took", time.Since(start))
-	return pobj.ETag, nil
+	w.logger().Info("snapshot: the single-format snapshot is now the first segment", "sequence", p.Sequence, "documents", len(docs))
+	w.batch, w.deleted, w.loaded = map[string]search.IndexDoc{}, map[string]bool{}, true
+	w.keep(sg)
+	return nil
+}
+
+// publish writes docs and deleted as a new segment, then the manifest whose
+// segments list(segment) returns, over the one in memory; it updates the
+// manifest in memory.
+func (w *Writer) publish(ctx context.Context, docs []search.IndexDoc, deleted []string, list func(SegmentRef) []SegmentRef) (*segment, error) {
+	start := time.Now()
+	x, err := localsearch.FromDocs(ctx, docs, w.Embedder, localsearch.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: index the batch: %w", err)
+	}
+	seq := w.man.Sequence + 1
+	sg, err := writeSegment(ctx, w.Blobs, seq, x, deleted)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.publishManifest(ctx, list(sg.ref)); err != nil {
+		return nil, err
+	}
+	w.logger().Info("snapshot: published", "sequence", seq, "segment", sg.ref.Key, "documents", sg.ref.Documents,
+		"deleted", len(deleted), "bytes", sg.ref.Bytes, "segments", len(w.man.Segments), "took", time.Since(start))
+	return sg, nil
+}
+
+// publishManifest writes the next manifest, of segs, over the one in memory.
+func (w *Writer) publishManifest(ctx context.Context, segs []SegmentRef) error {
+	m := Manifest{Format: ManifestFormat, Sequence: w.man.Sequence + 1, Embedder: w.Embedder.ID(), Dimensions: w.Embedder.Dimensions(),
+		SegmentFormat: localsearch.SegmentFormat, Segments: segs, WrittenAt: w.now().UTC()}
+	for _, s := range segs {
+		m.Documents += s.Documents
+	}
+	etag, err := writeManifest(ctx, w.Blobs, m, w.etag)
+	if err != nil {
+		return err
+	}
+	w.man, w.etag = m, etag
+	return nil
+}
+
+// keep caches a segment for later merges, if the policy may merge it soon,
+// and drops what the manifest no longer names.
+func (w *Writer) keep(sg *segment) {
+	if w.cache == nil {
+		w.cache = map[string]*segment{}
+	}
+	live := map[string]bool{}
+	for _, s := range w.man.Segments {
+		live[s.Key] = true
+	}
+	for k := range w.cache {
+		if !live[k] {
+			delete(w.cache, k)
+		}
+	}
+	if sg != nil && sg.ref.Documents <= w.policy().CacheDocuments {
+		w.cache[sg.ref.Key] = sg
+	}
+}
+
+func (w *Writer) policy() MergePolicy {
+	if w.Policy.Factor == 0 {
+		return DefaultMergePolicy
+	}
+	return w.Policy
+}
+
+// merge runs the merges the policy asks for, each published on its own; the
+// first that fails ends them, logged: the batch is published already.
+func (w *Writer) merge(ctx context.Context) {
+	for range maxMergesPerCommit {
+		from, to, ok := w.policy().next(w.man.Segments)
+		if !ok {
+			return
+		}
+		if err := w.mergeRun(ctx, from, to); err != nil {
+			w.logger().Warn("snapshot: a merge failed; the segments stay as they are until the next commit tries again",
+				"from", from, "to", to, "error", err)
+			if errors.Is(err, ErrConflict) {
+				w.forget()
+			}
+			return
+		}
+	}
+}
+
+// maxMergesPerCommit bounds the cascade of merges one commit runs.
+const maxMergesPerCommit = 4
+
+// mergeRun replaces segments [from, to) of the manifest by their merge.
+func (w *Writer) mergeRun(ctx context.Context, from, to int) error {
+	start := time.Now()
+	run := w.man.Segments[from:to]
+	segs := make([]*segment, len(run))
+	for i, ref := range run {
+		sg, ok := w.cache[ref.Key]
+		if !ok {
+			var err error
+			if sg, err = readSegment(ctx, w.Blobs, ref, w.Embedder); err != nil {
+				return err
+			}
+		}
+		segs[i] = sg
+	}
+	tail, err := fold(w.Embedder, segs)
+	if err != nil {
+		return err
+	}
+	x, deleted, err := tail.MergeTail(ctx, from > 0)
+	if err != nil {
+		return err
+	}
+	seq := w.man.Sequence + 1
+	sg, err := writeSegment(ctx, w.Blobs, seq, x, deleted)
+	if err != nil {
+		return err
+	}
+	list := slices.Concat(w.man.Segments[:from], []SegmentRef{sg.ref}, w.man.Segments[to:])
+	if err := w.publishManifest(ctx, list); err != nil {
+		return err
+	}
+	w.keep(sg)
+	w.logger().Info("snapshot: merged", "sequence", w.man.Sequence, "segments", to-from, "into", sg.ref.Key,
+		"documents", sg.ref.Documents, "deleted", len(deleted), "bytes", sg.ref.Bytes, "took", time.Since(start))
+	return nil
 }
