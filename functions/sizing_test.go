@@ -106,6 +106,9 @@ func benchEmbeddedTier(b *testing.B, bin string, n int) {
 		settings.EnvKeyLimit: "1000000", settings.EnvIPLimit: "1000000",
 		settings.EnvSearch: "embedded", settings.EnvSnapshotBucket: "snaps",
 		settings.EnvEmbedder: "bedrock", settings.EnvEmbedDimensions: "1024",
+		// Invoked as a buffered integration: a streamed one's context keeps
+		// the stream's time in reserve, more than this function's timeout.
+		settings.EnvResponseTransfer: settings.TransferBuffered,
 	}
 
 	// The data: n generated documents with enough credit for every search.
