@@ -211,6 +211,11 @@ func benchEmbeddedTier(b *testing.B, bin string, n int) {
 	}
 	invoke(sizingQueries[0])
 	cold := pool.ColdStarts()
+	for _, line := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(line, "snapshot: in service") {
+			b.Log(line) // how init divides between reading and folding the segments
+		}
+	}
 
 	var took []time.Duration
 	var last lambdaemu.Result
