@@ -106,8 +106,8 @@ func TestEmbeddedHasNoDomain(t *testing.T) {
 }
 
 // TestSnapshotBucket: private, encrypted, versioned, TLS-only, with the
-// lifecycle that expires old snapshots; kept with the stack unless retain is
-// false, when cdk destroy empties and deletes it.
+// lifecycle that expires old manifests and retired segments; kept with the
+// stack unless retain is false, when cdk destroy empties and deletes it.
 func TestSnapshotBucket(t *testing.T) {
 	for _, variant := range []map[string]any{embeddedContext, embeddedTestContext} {
 		s := synth(t, variant)
@@ -131,8 +131,13 @@ func TestSnapshotBucket(t *testing.T) {
 			"NoncurrentVersionExpiration":    map[string]any{"NewerNoncurrentVersions": float64(3), "NoncurrentDays": float64(7)},
 			"AbortIncompleteMultipartUpload": map[string]any{"DaysAfterInitiation": float64(1)},
 		}
-		if lc := p["LifecycleConfiguration"]; !reflect.DeepEqual(lc, map[string]any{"Rules": []any{rule}}) {
-			t.Errorf("%v: lifecycle %v, want %v", variant, lc, rule)
+		segments := map[string]any{
+			"Id": "ExpireRetiredSegments", "Status": "Enabled", "Prefix": "snapshots/segments/",
+			"NoncurrentVersionExpiration": map[string]any{"NoncurrentDays": float64(1)},
+			"ExpiredObjectDeleteMarker":   true,
+		}
+		if lc := p["LifecycleConfiguration"]; !reflect.DeepEqual(lc, map[string]any{"Rules": []any{rule, segments}}) {
+			t.Errorf("%v: lifecycle %v, want %v and %v", variant, lc, rule, segments)
 		}
 		if p["LoggingConfiguration"] != nil || p["BucketName"] != nil {
 			t.Errorf("%v: access logging %v or a fixed name %v", variant, p["LoggingConfiguration"], p["BucketName"])
@@ -184,17 +189,18 @@ func TestSnapshotBucket(t *testing.T) {
 
 // TestEmbeddedLeastPrivilege: the search role reads the snapshots, the
 // indexer reads and writes them (and aborts the multipart upload of one
-// that fails), neither deletes, and no other role has any S3 right.
+// that fails) and deletes retired segments only, the search role deletes
+// nothing, and no other role has any S3 right.
 func TestEmbeddedLeastPrivilege(t *testing.T) {
 	for _, variant := range []map[string]any{embeddedContext, embeddedTestContext} {
 		s := synth(t, variant)
 		bucket := "<" + s.one(t, "AWS::S3::Bucket").ID + ".Arn>"
-		objects := bucket + "/snapshots/*"
+		objects, segments := bucket+"/snapshots/*", bucket+"/snapshots/segments/*"
 		grants := s.s3Grants()
 		search, indexer := s.roleOf(t, lambdaapp.FunctionSearch), s.roleOf(t, lambdaapp.FunctionIndexer)
 		want := map[string][]string{
 			search:  {"s3:GetObject " + objects, "s3:GetObjectVersion " + objects, "s3:ListBucket " + bucket},
-			indexer: {"s3:AbortMultipartUpload " + objects, "s3:GetObject " + objects, "s3:GetObjectVersion " + objects, "s3:ListBucket " + bucket, "s3:PutObject " + objects},
+			indexer: {"s3:AbortMultipartUpload " + objects, "s3:DeleteObject " + segments, "s3:GetObject " + objects, "s3:GetObjectVersion " + objects, "s3:ListBucket " + bucket, "s3:PutObject " + objects},
 		}
 		// Every other role: the other functions', the operators', API
 		// Gateway's logging role and (retain=false) the auto-delete one.
@@ -219,8 +225,8 @@ func TestEmbeddedLeastPrivilege(t *testing.T) {
 			t.Errorf("%v: the search function may write snapshots", variant)
 		}
 		for _, g := range grants[indexer] {
-			if strings.Contains(g, "Delete") {
-				t.Errorf("%v: the indexer may %s", variant, g)
+			if strings.Contains(g, "Delete") && g != "s3:DeleteObject "+segments {
+				t.Errorf("%v: the indexer may %s: it deletes retired segments only, and no version", variant, g)
 			}
 		}
 		for _, name := range []string{lambdaapp.FunctionAuthorizer, lambdaapp.FunctionLibraries, lambdaapp.FunctionDocuments} {

@@ -47,9 +47,12 @@ const (
 		"(their identity policies; public access is blocked, ACLs are off and requests without TLS are denied). Its objects are derived " +
 		"from the table and rebuilt from it. CloudTrail S3 data events are the audit path where one is wanted; server access logs would " +
 		"need a second bucket per customer stack and log every poll of the snapshot pointer."
-	reasonSnapshotPrefix = "The embedded tier's objects are versions of snapshots/index.snap and snapshots/current.json (shared/backend/snapshot): " +
-		"<bucket>/snapshots/* names them and nothing else in this stack's own bucket. The search role may only GetObject and " +
-		"GetObjectVersion there; the indexer may also PutObject, and neither may delete."
+	reasonSnapshotPrefix = "The embedded tier's objects are its manifest, snapshots/manifest.json, and segments under snapshots/segments/, " +
+		"each under a key chosen at write time (shared/backend/snapshot): <bucket>/snapshots/* names them and nothing else in this " +
+		"stack's own bucket. The search role may only GetObject and GetObjectVersion there; the indexer may also PutObject."
+	reasonRetiredSegments = "The indexer deletes the segments no manifest has named for 15 minutes (merged, or replaced by a reindex); " +
+		"their keys are chosen at write time. <bucket>/snapshots/segments/* holds segments only, and s3:DeleteObject leaves a delete " +
+		"marker (no version is deleted; the lifecycle expires them a day later). The manifest and anything else are out of its reach."
 	reasonAccountLoggingRole = "API Gateway's CloudWatch role is one per account and Region, shared by every REST API there " +
 		"(one per customer stack); it writes API-Gateway-Execution-Logs_<api-id>/<stage> and each API's access log group, " +
 		"whose names this stack cannot know."
@@ -94,6 +97,8 @@ func suppressFindings(s awscdk.Stack, cfg Config, a *api, search *searchBackend,
 		for _, name := range []string{lambdaapp.FunctionSearch, lambdaapp.FunctionIndexer} {
 			suppress(fns[name].role, "AwsSolutions-IAM5", reasonSnapshotPrefix, objects)
 		}
+		segments := "Resource::<" + ref(search.node) + ".Arn>/" + segmentPrefix + "*"
+		suppress(fns[lambdaapp.FunctionIndexer].role, "AwsSolutions-IAM5", reasonRetiredSegments, segments)
 	}
 	suppress(operator, "AwsSolutions-IAM5", reasonListMappings, "Resource::*")
 	if cfg.UsagePlans {

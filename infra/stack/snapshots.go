@@ -8,31 +8,45 @@ import (
 )
 
 // snapshotPrefix holds every object of the embedded tier (shared/backend/
-// snapshot): the snapshot, versions of snapshots/index.snap, and the pointer
-// to the current one, snapshots/current.json. The roles' grants name it.
-const snapshotPrefix = "snapshots/"
+// snapshot): the manifest, snapshots/manifest.json, and the segments it
+// names under segmentPrefix (and, from earlier versions, the single snapshot
+// snapshots/index.snap and its pointer snapshots/current.json). The roles'
+// grants name them.
+const (
+	snapshotPrefix = "snapshots/"
+	segmentPrefix  = "snapshots/segments/"
+)
 
-// The snapshots' lifecycle. Every commit of the indexer writes a whole
-// snapshot as a new version of one key, so old versions would pile up; the
-// lifecycle, not the indexer, deletes them (the indexer has no delete right).
+// The snapshots' lifecycle. Every commit of the indexer writes the manifest
+// again as a new version of one key, so old versions would pile up; the
+// lifecycle, not the indexer, deletes them.
 //
 //   - The 3 newest noncurrent versions are kept whatever their age: the
-//     snapshots an operator can point snapshots/current.json back to if a new
-//     one turns out bad, even when the index has not changed for months.
-//   - Older noncurrent versions go 7 days after they were replaced: a search
-//     function that read the pointer just before a new snapshot was published
-//     still GETs the version it names by versionId (seconds later), and a week
+//     manifests an operator can restore if a new one turns out bad, even when
+//     the index has not changed for months (with the segments they name,
+//     unless those were retired more than a day ago).
+//   - Older noncurrent versions go 7 days after they were replaced: a week
 //     covers a rollback found after a weekend. A burst of imports may publish
-//     a snapshot every few seconds; a week of them is what storage holds at
+//     a manifest every few seconds; a week of them is what storage holds at
 //     most, at S3's price per GB-month.
 //   - Incomplete multipart uploads are aborted after 1 day, the shortest S3
 //     allows: their parts are billed but never visible. The indexer aborts
-//     the upload of a snapshot that fails; one cut short by the function's
+//     the upload of a segment that fails; one cut short by the function's
 //     timeout (or a crash) has no one left to abort it.
+//
+// Segments are written once each, never replaced: the indexer deletes those
+// no manifest has named for 15 minutes (a merge's inputs, a reindexed
+// index), which leaves their data as noncurrent versions. A second rule,
+// on the segments' prefix, expires those a day after the delete and then
+// removes the delete markers left alone; where the two rules overlap S3
+// honours the shorter expiration ("How Amazon S3 handles conflicts in
+// lifecycle configurations"), so the week and the three versions kept are
+// the manifest's and the earlier format's.
 const (
 	snapshotVersionsKept    = 3
 	snapshotNoncurrentDays  = 7
 	snapshotAbortUploadDays = 1
+	segmentNoncurrentDays   = 1
 )
 
 // S3 access of the embedded tier, written out rather than taken from
@@ -44,17 +58,19 @@ const (
 // S3 answer a GET of a missing key 404 rather than 403 (S3's GetObject
 // permissions), so that "no snapshot yet" is told apart from "denied"; it
 // lists key names, not data. The indexer also PUTs (the conditional
-// If-Match/If-None-Match write of the pointer needs s3:PutObject only) and
-// deletes nothing. It streams each snapshot as a multipart upload (no
-// snapshot fits a Lambda function's /tmp): creating the upload, its parts
-// and completing it ask s3:PutObject, and the abort that ends a failed one
-// s3:AbortMultipartUpload ("Multipart upload API and permissions" in S3's
-// user guide), which frees the parts at once rather than after the
-// lifecycle's day.
+// If-Match/If-None-Match write of the manifest needs s3:PutObject only), and
+// deletes retired segments, under segmentPrefix only (s3:DeleteObject: a
+// delete marker; it cannot delete versions, s3:DeleteObjectVersion). It
+// streams a large segment as a multipart upload (none need fit a Lambda
+// function's /tmp): creating the upload, its parts and completing it ask
+// s3:PutObject, and the abort that ends a failed one s3:AbortMultipartUpload
+// ("Multipart upload API and permissions" in S3's user guide), which frees
+// the parts at once rather than after the lifecycle's day.
 var (
 	snapshotReadActions  = []string{"s3:GetObject", "s3:GetObjectVersion"}
 	snapshotWriteActions = []string{"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject", "s3:AbortMultipartUpload"}
 	snapshotListActions  = []string{"s3:ListBucket"}
+	segmentDeleteActions = []string{"s3:DeleteObject"}
 )
 
 // newSnapshots is the embedded tier's bucket.
@@ -75,6 +91,11 @@ func newSnapshots(s awscdk.Stack, cfg Config) *searchBackend {
 			NoncurrentVersionsToRetain:          jsii.Number(snapshotVersionsKept),
 			NoncurrentVersionExpiration:         awscdk.Duration_Days(jsii.Number(snapshotNoncurrentDays)),
 			AbortIncompleteMultipartUploadAfter: awscdk.Duration_Days(jsii.Number(snapshotAbortUploadDays)),
+		}, {
+			Id:                          jsii.String("ExpireRetiredSegments"),
+			Prefix:                      jsii.String(segmentPrefix),
+			NoncurrentVersionExpiration: awscdk.Duration_Days(jsii.Number(segmentNoncurrentDays)),
+			ExpiredObjectDeleteMarker:   jsii.Bool(true),
 		}},
 		// As the table: kept when the stack is deleted, unless it is a test
 		// stack, whose `cdk destroy` then empties it (every version) and
@@ -95,6 +116,13 @@ func newSnapshots(s awscdk.Stack, cfg Config) *searchBackend {
 				Actions:   jsii.Strings(actions...),
 				Resources: &[]*string{objects},
 			}))
+			if write {
+				role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+					Sid:       jsii.String("RetiredSegments"),
+					Actions:   jsii.Strings(segmentDeleteActions...),
+					Resources: &[]*string{b.ArnForObjects(jsii.String(segmentPrefix + "*"))},
+				}))
+			}
 			role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 				Sid:       jsii.String("SnapshotsMissing"),
 				Actions:   jsii.Strings(snapshotListActions...),

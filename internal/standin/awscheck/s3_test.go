@@ -408,3 +408,35 @@ func TestS3StreamedSnapshot(t *testing.T) {
 		t.Errorf("denials %+v; want the one abort", d)
 	}
 }
+
+// TestS3DeleteRetiredSegments: the indexer's delete right, as the stack
+// grants it (s3:DeleteObject on snapshots/segments/* only), lets it delete a
+// retired segment through s3blobs, and not the manifest.
+func TestS3DeleteRetiredSegments(t *testing.T) {
+	e := startS3(t)
+	policy := `{"Version": "2012-10-17", "Statement": [
+ {"Effect": "Allow", "Action": ["s3:GetObject", "s3:PutObject"], "Resource": "` + bucketARN + `/snapshots/*"},
+ {"Effect": "Allow", "Action": "s3:DeleteObject", "Resource": "` + bucketARN + `/snapshots/segments/*"},
+ {"Effect": "Allow", "Action": "s3:ListBucket", "Resource": "` + bucketARN + `"}]}`
+	cfg := e.sdkConfig(t, e.checker.Credentials(role(t, "IndexerRole", policy)))
+	blobs := s3blobs.New(s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = true }), bucket)
+	ctx := context.Background()
+	for _, k := range []string{snapshot.SegmentPrefix + "a.seg", snapshot.ManifestKey} {
+		if _, err := blobs.Put(ctx, k, strings.NewReader("x"), 1, snapshot.Condition{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := blobs.Delete(ctx, snapshot.SegmentPrefix+"a.seg"); err != nil {
+		t.Fatalf("deleting a segment: %v", err)
+	}
+	if _, _, err := blobs.Get(ctx, snapshot.SegmentPrefix+"a.seg", snapshot.GetOptions{}); !errors.Is(err, snapshot.ErrNotFound) {
+		t.Fatalf("the deleted segment: %v; want ErrNotFound", err)
+	}
+	err := blobs.Delete(ctx, snapshot.ManifestKey)
+	if err == nil || !strings.Contains(err.Error(), "AccessDenied") {
+		t.Fatalf("deleting the manifest: %v; want AccessDenied", err)
+	}
+	if d := e.denials(); len(d) != 1 || d[0].Action != "s3:DeleteObject" || d[0].Resource != bucketARN+"/"+snapshot.ManifestKey {
+		t.Fatalf("denials %+v", d)
+	}
+}

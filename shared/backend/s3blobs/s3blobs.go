@@ -103,6 +103,16 @@ func (b *Blobs) Put(ctx context.Context, key string, body io.ReadSeeker, size in
 	return snapshot.Object{ETag: aws.ToString(out.ETag), Version: aws.ToString(out.VersionId), Size: size}, nil
 }
 
+// Delete deletes key (DeleteObject, s3:DeleteObject): in the versioned
+// bucket, a delete marker, whose versions the lifecycle removes. S3 answers
+// a missing key with success.
+func (b *Blobs) Delete(ctx context.Context, key string) error {
+	if _, err := b.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(b.bucket), Key: aws.String(key)}); err != nil {
+		return b.fail("deleting "+b.name(key), err)
+	}
+	return nil
+}
+
 // PutStream writes what write writes as key's new current version: in one
 // PutObject if it is under one part (snapshot.PartSize), else as a
 // multipart upload whose parts go as write fills them, so that nothing

@@ -369,3 +369,26 @@ func TestPutStreamAbortsFailedPart(t *testing.T) {
 		}
 	})
 }
+
+// TestDelete: a deleted key is not found, its version is still readable by
+// ID (a delete marker in the versioned bucket), and deleting a missing key
+// succeeds, as S3 answers it.
+func TestDelete(t *testing.T) {
+	both(t, func(t *testing.T, tls bool) {
+		b, _ := fake(t, tls)
+		ctx := context.Background()
+		v := put(t, b, "snapshots/segments/a.seg", "a segment", snapshot.Condition{})
+		if err := b.Delete(ctx, "snapshots/segments/a.seg"); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := get(t, b, "snapshots/segments/a.seg", snapshot.GetOptions{}); !errors.Is(err, snapshot.ErrNotFound) {
+			t.Fatalf("a deleted key: %v; want ErrNotFound", err)
+		}
+		if body, _, err := get(t, b, "snapshots/segments/a.seg", snapshot.GetOptions{Version: v.Version}); err != nil || body != "a segment" {
+			t.Fatalf("the deleted key's version: %q %v", body, err)
+		}
+		if err := b.Delete(ctx, "snapshots/segments/never.seg"); err != nil {
+			t.Fatalf("deleting a missing key: %v", err)
+		}
+	})
+}

@@ -37,6 +37,9 @@ type Blobs interface {
 	// write does, and a PutStream that fails leaves the current version as
 	// it was and no upload behind. The Object's Size is the bytes written.
 	PutStream(ctx context.Context, key string, write func(io.Writer) error) (Object, error)
+	// Delete deletes key (in a versioned bucket, a delete marker: the
+	// lifecycle removes the versions). A missing key is no error.
+	Delete(ctx context.Context, key string) error
 }
 
 // GetOptions choose what Get reads.

@@ -44,6 +44,7 @@ const (
 //	   "bytes":861000000,"crc32c":"9f86d081","documents":100000,"deleted":0},
 //	  {"key":"snapshots/segments/000000000042-77e01b2a.seg","bytes":8610000,
 //	   "crc32c":"0c4e1d9a","documents":100,"deleted":3}],
+//	 "retired":[{"key":"snapshots/segments/000000000039-5b0e44f1.seg","at":"2026-11-27T11:58:00Z"}],
 //	 "written_at":"2026-11-27T12:00:00Z"}
 //
 // Sequence grows by one at each publish; Documents is the number of
@@ -56,7 +57,18 @@ type Manifest struct {
 	SegmentFormat int          `json:"segment_format"`
 	Documents     int          `json:"documents"`
 	Segments      []SegmentRef `json:"segments"`
-	WrittenAt     time.Time    `json:"written_at"`
+	// Retired are segments that earlier manifests named and this one does
+	// not (merged, or replaced by a reindex), with when they were dropped:
+	// the writer deletes each once RetireAfter has passed, when a search
+	// instance that read an older manifest has long read what it named.
+	Retired   []Retired `json:"retired,omitempty"`
+	WrittenAt time.Time `json:"written_at"`
+}
+
+// Retired is a segment no longer named, and since when.
+type Retired struct {
+	Key string    `json:"key"`
+	At  time.Time `json:"at"`
 }
 
 // SegmentRef names one segment of a manifest.
@@ -111,6 +123,15 @@ func (m *Manifest) check() error {
 			return fmt.Errorf("snapshot: the manifest names segment %q of %d bytes: %w", s.Key, s.Bytes, ErrCorrupt)
 		}
 		seen[s.Key] = true
+	}
+	// A writer deletes what the list names: only segments, never one in use.
+	if len(m.Retired) > maxSegments {
+		return fmt.Errorf("snapshot: the manifest names %d retired segments, more than %d: %w", len(m.Retired), maxSegments, ErrCorrupt)
+	}
+	for _, r := range m.Retired {
+		if !strings.HasPrefix(r.Key, SegmentPrefix) || seen[r.Key] {
+			return fmt.Errorf("snapshot: the manifest retires %q: %w", r.Key, ErrCorrupt)
+		}
 	}
 	return nil
 }

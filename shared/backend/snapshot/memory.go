@@ -46,6 +46,7 @@ type memUpload struct {
 type memVersion struct {
 	id, etag string
 	data     []byte
+	marker   bool // a delete marker
 }
 
 // NewMemory returns an empty bucket.
@@ -71,7 +72,7 @@ func (m *Memory) Get(ctx context.Context, key string, opt GetOptions) (io.ReadCl
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	vs := m.keys[key]
-	if len(vs) == 0 {
+	if len(vs) == 0 || opt.Version == "" && vs[len(vs)-1].marker {
 		return nil, Object{}, fmt.Errorf("get %s: %w", key, ErrNotFound)
 	}
 	v := vs[len(vs)-1]
@@ -107,7 +108,7 @@ func (m *Memory) Put(ctx context.Context, key string, body io.ReadSeeker, size i
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	vs := m.keys[key]
-	if cond.IfNoneMatch && len(vs) > 0 {
+	if cond.IfNoneMatch && len(vs) > 0 && !vs[len(vs)-1].marker {
 		return Object{}, fmt.Errorf("put %s if none: %w", key, ErrConflict)
 	}
 	if cond.IfMatch != "" && (len(vs) == 0 || vs[len(vs)-1].etag != cond.IfMatch) {
@@ -268,10 +269,24 @@ func (m *Memory) Keys(prefix string) []string {
 	defer m.mu.Unlock()
 	var out []string
 	for k, vs := range m.keys {
-		if len(vs) > 0 && strings.HasPrefix(k, prefix) {
+		if len(vs) > 0 && !vs[len(vs)-1].marker && strings.HasPrefix(k, prefix) {
 			out = append(out, k)
 		}
 	}
 	slices.Sort(out)
 	return out
+}
+
+// Delete implements Blobs: as in a versioned bucket, it adds a delete marker
+// (the versions stay readable by ID); a key without a current version is
+// deleted all the same.
+func (m *Memory) Delete(ctx context.Context, key string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.count++
+	m.keys[key] = append(m.keys[key], memVersion{id: fmt.Sprintf("v%06d", m.count), marker: true})
+	return nil
 }

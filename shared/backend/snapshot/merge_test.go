@@ -3,6 +3,7 @@ package snapshot
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,6 +12,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/doclib/doclib/shared/backend/localsearch"
 )
 
 // TestMergesKeepEveryChange commits random batches (documents added,
@@ -233,5 +237,76 @@ func TestMergePolicy(t *testing.T) {
 		if from != tc.from || to != tc.to || ok != tc.ok {
 			t.Errorf("%v: merge %d to %d (%v), want %d to %d (%v)", tc.sizes, from, to, ok, tc.from, tc.to, tc.ok)
 		}
+	}
+}
+
+// TestRetiredSegmentsAreDeleted merges and reindexes, and checks that the
+// segments no manifest names any more are deleted once RetireAfter has
+// passed, and not before (a search instance that read an older manifest
+// must still find what it named).
+func TestRetiredSegmentsAreDeleted(t *testing.T) {
+	ctx := context.Background()
+	m := NewMemory()
+	c := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	w := newWriter(m)
+	w.Now, w.Policy = c.Now, MergePolicy{Factor: 3, MinDocuments: 1, CacheDocuments: 100}
+	commit := func(ids ...string) {
+		t.Helper()
+		if err := w.Upsert(ctx, docs(ids...)); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	commit("a")
+	commit("b")
+	commit("c") // the third: merged with the other two
+	if n := len(m.Keys(SegmentPrefix)); n != 4 {
+		t.Fatalf("%d segments in the bucket after a merge of 3; want them and the merged one", n)
+	}
+	man, _, err := ReadManifest(ctx, m, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(man.Segments) != 1 || len(man.Retired) != 3 {
+		t.Fatalf("manifest %+v", man)
+	}
+	c.Add(DefaultRetireAfter - time.Second)
+	commit("d")
+	if n := len(m.Keys(SegmentPrefix)); n != 5 {
+		t.Fatalf("%d segments before RetireAfter passed; none may be deleted yet", n)
+	}
+	c.Add(2 * time.Second)
+	commit("e")
+	if got := m.Keys(SegmentPrefix); len(got) != 3 {
+		t.Fatalf("after RetireAfter: %v; want the merged segment and the two after it", got)
+	}
+	// A reindex retires every segment; later publishes delete them.
+	if err := w.Publish(ctx, docs("x")); err != nil {
+		t.Fatal(err)
+	}
+	c.Add(DefaultRetireAfter)
+	commit("y")
+	if got := m.Keys(SegmentPrefix); len(got) != 2 {
+		t.Fatalf("after a reindex and RetireAfter: %v; want its segment and the one after it", got)
+	}
+	wantIDs(t, newFollower(t, m, c), "x", "y")
+}
+
+// TestRetiredListIsChecked refuses a manifest that would make a writer
+// delete what is not a retired segment.
+func TestRetiredListIsChecked(t *testing.T) {
+	for _, retired := range []string{ManifestKey, "snapshots/current.json", "elsewhere/x.seg"} {
+		m := Manifest{Format: ManifestFormat, SegmentFormat: localsearch.SegmentFormat, Retired: []Retired{{Key: retired}}}
+		if err := m.check(); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("retiring %q: %v, want ErrCorrupt", retired, err)
+		}
+	}
+	live := SegmentPrefix + "a.seg"
+	m := Manifest{Format: ManifestFormat, SegmentFormat: localsearch.SegmentFormat,
+		Segments: []SegmentRef{{Key: live, Bytes: 1}}, Retired: []Retired{{Key: live}}}
+	if err := m.check(); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("retiring a live segment: %v, want ErrCorrupt", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -43,6 +44,9 @@ type Writer struct {
 	Embedder search.Embedder
 	// Policy chooses the merges (DefaultMergePolicy when zero).
 	Policy MergePolicy
+	// RetireAfter is how long a segment no manifest names any more is kept
+	// before the writer deletes it (DefaultRetireAfter when 0).
+	RetireAfter time.Duration
 	// Logger gets a line per publish (slog.Default when nil).
 	Logger *slog.Logger
 	// Now is the clock of Manifest.WrittenAt (time.Now when nil).
@@ -168,12 +172,16 @@ func (w *Writer) Publish(ctx context.Context, docs []search.IndexDoc) error {
 	m, obj, err := ReadManifest(ctx, w.Blobs, "")
 	switch {
 	case errors.Is(err, ErrNotFound):
-	case (errors.Is(err, ErrCorrupt) || errors.Is(err, ErrIncompatible)) && obj.ETag != "":
+	case errors.Is(err, ErrCorrupt) && obj.ETag != "":
 		w.logger().Warn("snapshot: the manifest is unusable; a publish replaces it", "error", err)
+		m = Manifest{Sequence: m.Sequence} // what it names is not to be trusted, nor deleted
+	case errors.Is(err, ErrIncompatible) && obj.ETag != "":
+		w.logger().Warn("snapshot: the manifest is of another embedder or format; a publish replaces it", "error", err)
 	case err != nil:
 		return err
 	}
-	w.man, w.etag = Manifest{Sequence: m.Sequence}, obj.ETag
+	// The segments it names are retired, to be deleted later.
+	w.man, w.etag = Manifest{Sequence: m.Sequence, Segments: m.Segments, Retired: m.Retired}, obj.ETag
 	sg, err := w.publish(ctx, search.NewDocSet(docs).Sorted(), nil, func(ref SegmentRef) []SegmentRef { return []SegmentRef{ref} })
 	if err != nil {
 		w.forget()
@@ -288,12 +296,50 @@ func (w *Writer) publish(ctx context.Context, docs []search.IndexDoc, deleted []
 	return sg, nil
 }
 
+// DefaultRetireAfter is how long a retired segment is kept: a search
+// instance reads the segments a manifest names within seconds of reading it.
+const DefaultRetireAfter = 15 * time.Minute
+
 // publishManifest writes the next manifest, of segs, over the one in memory.
+// The segments the one in memory named and segs does not are retired; those
+// retired longer than RetireAfter ago are deleted first, and a delete that
+// fails leaves its segment listed, for the next publish to try again.
 func (w *Writer) publishManifest(ctx context.Context, segs []SegmentRef) error {
+	now := w.now().UTC()
 	m := Manifest{Format: ManifestFormat, Sequence: w.man.Sequence + 1, Embedder: w.Embedder.ID(), Dimensions: w.Embedder.Dimensions(),
-		SegmentFormat: localsearch.SegmentFormat, Segments: segs, WrittenAt: w.now().UTC()}
+		SegmentFormat: localsearch.SegmentFormat, Segments: segs, WrittenAt: now}
+	live := map[string]bool{}
 	for _, s := range segs {
 		m.Documents += s.Documents
+		live[s.Key] = true
+	}
+	after := w.RetireAfter
+	if after <= 0 {
+		after = DefaultRetireAfter
+	}
+	// Only segments are ever deleted: a manifest of another format is not
+	// checked as this one is.
+	for _, r := range w.man.Retired {
+		if live[r.Key] || !strings.HasPrefix(r.Key, SegmentPrefix) {
+			continue
+		}
+		if now.Sub(r.At) >= after {
+			err := w.Blobs.Delete(ctx, r.Key)
+			if err == nil {
+				continue
+			}
+			w.logger().Warn("snapshot: cannot delete a retired segment; the next publish tries again", "key", r.Key, "error", err)
+		}
+		m.Retired = append(m.Retired, r)
+	}
+	for _, s := range w.man.Segments {
+		if !live[s.Key] && strings.HasPrefix(s.Key, SegmentPrefix) {
+			m.Retired = append(m.Retired, Retired{Key: s.Key, At: now})
+		}
+	}
+	if n := len(m.Retired) - maxSegments; n > 0 { // deletes keep failing: forget the oldest
+		w.logger().Error("snapshot: too many retired segments left undeleted; the oldest are forgotten (the bucket keeps them)", "forgotten", n)
+		m.Retired = m.Retired[n:]
 	}
 	etag, err := writeManifest(ctx, w.Blobs, m, w.etag)
 	if err != nil {
