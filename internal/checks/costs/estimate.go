@@ -31,8 +31,8 @@ type Assumptions struct {
 	AlarmsDomain    int     // infra/stack/alarms.go with a domain
 	AlarmsEmbedded  int     // the same without the seven domain alarms
 	TableGB         float64 // table size, with point-in-time recovery
-	SnapshotMB      float64 // one snapshot of the embedded index (10k documents)
-	SnapshotsKept   int     // the current one and the noncurrent versions kept
+	IndexMB         float64 // the embedded index's segments (10k documents)
+	IndexCopies     float64 // the live segments, and the retired ones awaiting deletion and expiry
 	LogRetentionMon float64 // months a log byte is stored (logRetentionDays 90)
 
 	// Per request (reads and searches alike).
@@ -48,12 +48,14 @@ type Assumptions struct {
 	QueryTokens       float64 // Titan tokens of a query
 	SearchDomain      Function
 	SearchEmbedded    Function
-	PointerGetsPerHit float64 // conditional GETs of the snapshot pointer per search
+	PointerGetsPerHit float64 // conditional GETs of the manifest per search
+	SegmentsPerCold   float64 // segments a cold search instance reads
 
 	// Per document change.
-	ChangesPerSnapshot float64 // stream records the indexer folds into one snapshot
-	PutsPerSnapshot    float64 // multipart upload of the snapshot (create, parts, complete), and the pointer
-	SnapshotWriteMS    float64 // the indexer's time to encode and upload a snapshot
+	ChangesPerSnapshot float64 // stream records the indexer folds into one segment (a batch)
+	PutsPerSnapshot    float64 // PUTs per batch: its segment and the manifest, and the merges' share
+	SnapshotWriteMS    float64 // the indexer's time per batch: index, write, publish, and the merges' share
+	WarmInstances      float64 // warm search instances that read each new segment
 	IndexerMemoryMB    int
 	DocTokens          float64 // Titan tokens of a document
 	ItemsPerDoc        float64 // table items an import writes per document
@@ -65,8 +67,8 @@ var Assumed = Assumptions{
 	AlarmsDomain:    22,
 	AlarmsEmbedded:  15,
 	TableGB:         1,
-	SnapshotMB:      78,
-	SnapshotsKept:   5,
+	IndexMB:         90,
+	IndexCopies:     1.2,
 	LogRetentionMon: 3,
 
 	RateLimitWrites: 2,
@@ -81,10 +83,12 @@ var Assumed = Assumptions{
 	SearchDomain:      Function{MemoryMB: 1024, DurationMS: 100, InitMS: 300},
 	SearchEmbedded:    Function{MemoryMB: 2048, DurationMS: 90, InitMS: 1500},
 	PointerGetsPerHit: 0.2,
+	SegmentsPerCold:   10,
 
 	ChangesPerSnapshot: 50,
-	PutsPerSnapshot:    8, // 78 MB in 16 MiB parts (snapshot.PartSize): 1 + 5 + 1, and the pointer
-	SnapshotWriteMS:    1500,
+	PutsPerSnapshot:    2.3, // docs/costs.md: 2 per batch, and merges every 10, 100 and 1,000 batches
+	SnapshotWriteMS:    100,
+	WarmInstances:      2,
 	IndexerMemoryMB:    3008,
 	DocTokens:          350,
 	ItemsPerDoc:        9,
@@ -139,11 +143,11 @@ func AtRestDomain(p PriceList, a Assumptions, d Domain) Estimate {
 }
 
 // AtRestEmbedded is a month of an embedded stack with no traffic: no warm
-// search function, so no pointer polling either.
+// search function, so no manifest polling either.
 func AtRestEmbedded(p PriceList, a Assumptions) Estimate {
-	gb := a.SnapshotMB * float64(a.SnapshotsKept) / 1000
+	gb := a.IndexMB * a.IndexCopies / 1000
 	return append(fixed(p, a, a.AlarmsEmbedded),
-		Line{"S3 snapshots (current and noncurrent versions)", fmt.Sprintf("%d × %.0f MB × $%.3f", a.SnapshotsKept, a.SnapshotMB, p.S3Storage.USD), gb * p.S3Storage.USD})
+		Line{"S3 index segments (live, and retired awaiting expiry)", fmt.Sprintf("%.1f × %.0f MB × $%.3f", a.IndexCopies, a.IndexMB, p.S3Storage.USD), gb * p.S3Storage.USD})
 }
 
 // lambda is a million invocations of f, cold starts included.
@@ -190,23 +194,25 @@ func PerMillionSearchesDomain(p PriceList, a Assumptions) Estimate {
 }
 
 // PerMillionSearchesEmbedded is a million searches on an embedded stack: a
-// larger function, a longer cold start (it loads the snapshot), the
-// snapshot's GET at each cold start and the pointer's conditional GETs.
+// larger function, a longer cold start (it reads the segments), the
+// segments' GETs at each cold start and the manifest's conditional GETs.
 func PerMillionSearchesEmbedded(p PriceList, a Assumptions) Estimate {
 	return append(search(p, a, a.SearchEmbedded),
-		Line{"S3 pointer polls", fmt.Sprintf("%.2f GET per search × $0.0004/1,000", a.PointerGetsPerHit), a.PointerGetsPerHit * 1e6 * p.S3Get.USD},
-		Line{"S3 snapshot GET per cold start", fmt.Sprintf("%.0f%% × 1M × $0.0004/1,000", a.ColdStartShare*100), a.ColdStartShare * 1e6 * p.S3Get.USD},
+		Line{"S3 manifest polls", fmt.Sprintf("%.2f GET per search × $0.0004/1,000", a.PointerGetsPerHit), a.PointerGetsPerHit * 1e6 * p.S3Get.USD},
+		Line{"S3 segment GETs per cold start", fmt.Sprintf("%.0f%% × 1M × %.0f × $0.0004/1,000", a.ColdStartShare*100, a.SegmentsPerCold), a.ColdStartShare * 1e6 * a.SegmentsPerCold * p.S3Get.USD},
 	)
 }
 
 // PerMillionChangesEmbedded is what the embedded tier adds per million
-// document changes: the snapshots the indexer writes.
+// document changes: the segments the indexer writes and merges, and the
+// warm search instances' reads of them.
 func PerMillionChangesEmbedded(p PriceList, a Assumptions) Estimate {
 	n := 1e6 / a.ChangesPerSnapshot
 	gb := float64(a.IndexerMemoryMB) / 1024
 	return Estimate{
-		{"S3 snapshot and pointer PUTs", fmt.Sprintf("%.0f snapshots × %.0f PUTs × $0.005/1,000", n, a.PutsPerSnapshot), n * a.PutsPerSnapshot * p.S3Put.USD},
-		{"Indexer time writing snapshots", fmt.Sprintf("%.0f × %.1f s × %.0f GB", n, a.SnapshotWriteMS/1000, gb), n * a.SnapshotWriteMS / 1000 * gb * p.LambdaGBSecond.USD},
+		{"S3 segment and manifest PUTs", fmt.Sprintf("%.0f batches × %.1f PUTs × $0.005/1,000", n, a.PutsPerSnapshot), n * a.PutsPerSnapshot * p.S3Put.USD},
+		{"Indexer time writing segments", fmt.Sprintf("%.0f × %.1f s × %.0f GB", n, a.SnapshotWriteMS/1000, gb), n * a.SnapshotWriteMS / 1000 * gb * p.LambdaGBSecond.USD},
+		{"S3 segment GETs by warm search instances", fmt.Sprintf("%.0f batches × %.0f instances × $0.0004/1,000", n, a.WarmInstances), n * a.WarmInstances * p.S3Get.USD},
 	}
 }
 

@@ -93,6 +93,6 @@ func Breakdown(p PriceList, a Assumptions) string {
 	section("Per million searches, search=domain", PerMillionSearchesDomain(p, a))
 	section("Per million searches, search=embedded", PerMillionSearchesEmbedded(p, a))
 	section("Per million documents imported and embedded (both tiers)", PerMillionDocumentsIndexed(p, a))
-	section("Per million document changes, search=embedded, on top: snapshots", PerMillionChangesEmbedded(p, a))
+	section("Per million document changes, search=embedded, on top: segments", PerMillionChangesEmbedded(p, a))
 	return strings.TrimSuffix(b.String(), "\n")
 }
