@@ -48,7 +48,9 @@ const long = `Serves the doclib read API on a local address from an in-memory st
 --data it serves the built-in demo data set and prints demo keys to try.
 
 Search runs on an embedded engine built at start, or on OpenSearch (--search
-opensearch). Over --store dynamodb the embedded engine follows the table: it
+opensearch). With --index-dir the embedded index is kept in a directory, as a
+stack keeps it in S3, and a restart over the same data reads it instead of
+building it. Over --store dynamodb the embedded engine follows the table: it
 scans it every --search-poll and re-indexes what changed (docs/search.md).
 With OpenSearch, the index is rebuilt from the served data at start when it
 does not exist, when --reindex is given, and always for --store memory (an
@@ -57,6 +59,7 @@ in-memory data set lives only in this process).`
 const examples = `  go run ./cmd/doclib-server
   go run ./cmd/doclib-server --addr 127.0.0.1:9090 --key-limit 1000
   go run ./cmd/doclib-server --data my-data.json
+  go run ./cmd/doclib-server --data my-data.json --index-dir ~/.cache/doclib-index
   AWS_REGION=us-east-1 AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:8000 \
     go run ./cmd/doclib-server --store dynamodb --table doclib
   go run ./cmd/doclib-server --search opensearch --opensearch-url http://localhost:9200`
@@ -67,6 +70,7 @@ type config struct {
 	store      string
 	table      string
 	search     string
+	indexDir   string
 	embedder   settings.Embedder
 	opensearch settings.OpenSearch
 	reindex    bool
@@ -130,6 +134,7 @@ func newCommand(getenv func(string) string, stdout, stderr io.Writer, serve func
 	fs.IntVar(&c.memoMB, "answer-cache", httpapi.DefaultMemoBytes>>20, "`MB` of answers kept for repeated reads of a data set in memory (0 keeps none; never a search's; docs/design.md)")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&c.search, "search", envOr(getenv, settings.EnvSearch, "embedded"), "`KIND` of search backend: embedded (an index built in memory at start) or opensearch (env "+settings.EnvSearch+")")
+	fs.StringVar(&c.indexDir, "index-dir", getenv(settings.EnvIndexDir), "`DIR` to keep the embedded search index in between runs: a restart over the same data reads it instead of building it (env "+settings.EnvIndexDir+")")
 	fs.DurationVar(&c.poll, "search-poll", indexer.DefaultPollEvery, "with --store dynamodb and the embedded search engine, the pause between two scans of the table for changes to index")
 	c.embedder.Flags(fs, getenv)
 	c.opensearch.Flags(fs, getenv)
@@ -157,6 +162,8 @@ func (c *config) check() error {
 		return usageError{fmt.Errorf("--search must be embedded or opensearch, not %q", c.search)}
 	case c.poll < 100*time.Millisecond:
 		return usageError{errors.New("--search-poll must be at least 100ms, e.g. 2s")}
+	case c.indexDir != "" && (c.search != "embedded" || c.store != "memory"):
+		return usageError{errors.New("--index-dir is for the embedded search engine over a data set in memory (--store memory); over a table it follows the table's changes instead")}
 	case c.reindex && c.search != "opensearch":
 		return usageError{errors.New("--reindex is for --search opensearch; the embedded index is always built at start")}
 	}

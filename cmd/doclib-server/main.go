@@ -118,7 +118,7 @@ func serve(ctx context.Context, c config, getenv func(string) string, stdout, st
 	}
 	loaded := time.Since(start)
 
-	searcher, err := newSearcher(ctx, c, data, follow, stdout)
+	searcher, err := newSearcher(ctx, c, data, follow, stdout, logger)
 	if err != nil {
 		return err
 	}
@@ -194,7 +194,7 @@ func printBanner(w io.Writer, base, source string, d *doclib.DataSet, loaded tim
 // newSearcher builds the search backend and its searcher: the embedded index
 // of data, or OpenSearch (loaded from data when needed). With follow, the
 // embedded index is one that follow's indexer keeps in step with the table.
-func newSearcher(ctx context.Context, c config, data *doclib.DataSet, follow *indexer.Poller, stdout io.Writer) (*search.Searcher, error) {
+func newSearcher(ctx context.Context, c config, data *doclib.DataSet, follow *indexer.Poller, stdout io.Writer, logger *slog.Logger) (*search.Searcher, error) {
 	embedder, err := wiring.Embedder(ctx, c.embedder)
 	if err != nil {
 		return nil, err
@@ -209,6 +209,18 @@ func newSearcher(ctx context.Context, c config, data *doclib.DataSet, follow *in
 			last = now
 			fmt.Fprintf(stdout, "Indexing for search: %d of %d embedded (%d%%)\n", done, total, 100*done/max(total, 1))
 		}
+	}
+	if c.search != "opensearch" && c.indexDir != "" {
+		s, read, err := wiring.IndexDir(ctx, c.indexDir, data, embedder, c.rules, logger, report)
+		if err != nil {
+			return nil, err
+		}
+		how := "built and written to"
+		if read {
+			how = "read from"
+		}
+		fmt.Fprintf(stdout, "Search index %s %s in %s with embedder %s.\n", how, c.indexDir, time.Since(start).Round(time.Millisecond), s.Embedder.ID())
+		return s, nil
 	}
 	if c.search != "opensearch" {
 		var s *search.Searcher

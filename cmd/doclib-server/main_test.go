@@ -388,3 +388,49 @@ func usageExit(t *testing.T, args ...string) int {
 	}
 	return 0
 }
+
+// TestIndexDir: with --index-dir the first start builds the search index
+// and writes it, a restart over the same data reads it and answers the
+// same, and other data is indexed again.
+func TestIndexDir(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(t.TempDir(), "data.json")
+	write := func(f *dataset.File) {
+		t.Helper()
+		b, _ := json.Marshal(f)
+		if err := os.WriteFile(data, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(fixture.File())
+	searchOnce := func(want string) string {
+		t.Helper()
+		base, out, stop := start(t, "--addr", "127.0.0.1:0", "--data", data, "--index-dir", dir)
+		defer stop()
+		if !strings.Contains(out.String(), "Search index "+want+" "+dir) {
+			t.Fatalf("want the index %s %s:\n%s", want, dir, out)
+		}
+		status, body := get(t, base+"/search/documents?q=password", fixture.KeyFull)
+		if status != 200 {
+			t.Fatalf("search: %d %s", status, body)
+		}
+		return string(body)
+	}
+	first := searchOnce("built and written to")
+	if again := searchOnce("read from"); again != first {
+		t.Errorf("a restart answers\n%s\nwhere the first start answered\n%s", again, first)
+	}
+	// Other data: built again.
+	f := fixture.File()
+	f.Documents[0].Title += " (changed)"
+	write(f)
+	searchOnce("built and written to")
+	searchOnce("read from")
+	// The flag is for a data set in memory with the embedded engine.
+	for _, args := range [][]string{{"--index-dir", dir, "--search", "opensearch", "--opensearch-url", "http://127.0.0.1:1"},
+		{"--index-dir", dir, "--store", "dynamodb", "--table", "t"}} {
+		if code := usageExit(t, args...); code != 2 {
+			t.Errorf("%v: exit %d, want 2 (usage)", args, code)
+		}
+	}
+}

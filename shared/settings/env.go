@@ -100,6 +100,9 @@ const (
 const (
 	// EnvData is a data-set file to serve instead of the demo.
 	EnvData = "DOCLIB_DATA"
+	// EnvIndexDir is doclib-server's --index-dir: where the embedded search
+	// index is kept between runs.
+	EnvIndexDir = "DOCLIB_INDEX_DIR"
 	// EnvStore is memory or dynamodb; EnvSearch is embedded or opensearch
 	// (the Lambda functions read it too: embedded means the snapshots of
 	// EnvSnapshotBucket).

@@ -2,6 +2,7 @@ package offline
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -292,4 +293,90 @@ func (c *Corpus) Vector(text string) []float32 {
 	}
 	search.Normalize(out)
 	return out
+}
+
+// corpusMagic starts a fitted embedder written by MarshalBinary.
+const corpusMagic = "doclib-corpus-v1\n"
+
+// MarshalBinary writes the fitted embedder: its ID, dimensions, features,
+// idf and vectors, so that a restart reads it rather than fitting again
+// (doclib-server --index-dir). The Hashing it was fitted from (its analyzer
+// and thesaurus) is not written: UnmarshalCorpus takes it.
+func (c *Corpus) MarshalBinary() ([]byte, error) {
+	names := make([]string, len(c.features))
+	for name, row := range c.features {
+		names[row] = name
+	}
+	b := []byte(corpusMagic)
+	b = binary.AppendUvarint(b, uint64(len(c.id)))
+	b = append(b, c.id...)
+	b = binary.AppendUvarint(b, uint64(c.dims))
+	b = binary.AppendUvarint(b, uint64(len(names)))
+	for _, n := range names {
+		b = binary.AppendUvarint(b, uint64(len(n)))
+		b = append(b, n...)
+	}
+	for _, f := range c.idf {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(f))
+	}
+	for _, f := range c.vecs {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(f))
+	}
+	return b, nil
+}
+
+// UnmarshalCorpus reads what MarshalBinary wrote, over h (the embedder it
+// was fitted from). It refuses data cut short, of another format, or whose
+// counts do not add up.
+func UnmarshalCorpus(h *Hashing, data []byte) (*Corpus, error) {
+	bad := errors.New("embed: not a fitted embedder written by this version")
+	if !strings.HasPrefix(string(data), corpusMagic) {
+		return nil, bad
+	}
+	rest := data[len(corpusMagic):]
+	uvarint := func() (uint64, bool) {
+		v, n := binary.Uvarint(rest)
+		if n <= 0 {
+			return 0, false
+		}
+		rest = rest[n:]
+		return v, true
+	}
+	str := func() (string, bool) {
+		l, ok := uvarint()
+		if !ok || l > uint64(len(rest)) {
+			return "", false
+		}
+		s := string(rest[:l])
+		rest = rest[l:]
+		return s, true
+	}
+	id, ok := str()
+	dims, ok2 := uvarint()
+	n, ok3 := uvarint()
+	if !ok || !ok2 || !ok3 || dims < 1 || dims > 4096 || n > uint64(len(rest)) {
+		return nil, bad
+	}
+	c := &Corpus{h: h, id: id, dims: int(dims), features: make(map[string]int32, n)}
+	for row := range n {
+		name, ok := str()
+		if !ok {
+			return nil, bad
+		}
+		c.features[name] = int32(row)
+	}
+	if uint64(len(rest)) != 4*n*(1+dims) {
+		return nil, bad
+	}
+	floats := func(k uint64) []float32 {
+		out := make([]float32, k)
+		for i := range out {
+			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(rest[4*i:]))
+		}
+		rest = rest[4*k:]
+		return out
+	}
+	c.idf = floats(n)
+	c.vecs = floats(n * dims)
+	return c, nil
 }

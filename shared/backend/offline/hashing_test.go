@@ -156,3 +156,45 @@ func BenchmarkVectorQuery(b *testing.B) {
 		h.Vector("how do I reset a user's password in okta")
 	}
 }
+
+// TestCorpusRoundTrip: a fitted embedder written and read back embeds as
+// the original, and bytes cut short are refused.
+func TestCorpusRoundTrip(t *testing.T) {
+	h, err := NewHashing(0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := []string{"reset a password in the admin console", "close the books at month end",
+		"order a laptop for a new starter", "approve an invoice from a vendor", "rotate the access keys"}
+	c, err := FitCorpus(context.Background(), h, texts, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := c.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := UnmarshalCorpus(h, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.ID() != c.ID() || back.Dimensions() != c.Dimensions() {
+		t.Fatalf("read back %s/%d, wrote %s/%d", back.ID(), back.Dimensions(), c.ID(), c.Dimensions())
+	}
+	for _, q := range append(texts, "password", "a laptop for the vendor") {
+		a, _ := c.Embed(context.Background(), []string{q})
+		b, _ := back.Embed(context.Background(), []string{q})
+		// Equal up to the last bits: a text's features are summed in a
+		// map's order.
+		if len(a[0]) != len(b[0]) || cos(a[0], b[0]) < 1-1e-6 && !(isZero(a[0]) && isZero(b[0])) {
+			t.Fatalf("%q embeds to %v, read back %v", q, a[0], b[0])
+		}
+	}
+	for _, cut := range []int{0, 10, len(data) / 2, len(data) - 1} {
+		if _, err := UnmarshalCorpus(h, data[:cut]); err == nil {
+			t.Errorf("cut to %d of %d bytes: read", cut, len(data))
+		}
+	}
+}
+
+func isZero(v []float32) bool { return !slices.ContainsFunc(v, func(f float32) bool { return f != 0 }) }

@@ -50,13 +50,17 @@ const (
 // Sequence grows by one at each publish; Documents is the number of
 // documents held across the segments (live or replaced by a later one).
 type Manifest struct {
-	Format        int          `json:"format"`
-	Sequence      uint64       `json:"sequence"`
-	Embedder      string       `json:"embedder"`
-	Dimensions    int          `json:"dimensions"`
-	SegmentFormat int          `json:"segment_format"`
-	Documents     int          `json:"documents"`
-	Segments      []SegmentRef `json:"segments"`
+	Format        int    `json:"format"`
+	Sequence      uint64 `json:"sequence"`
+	Embedder      string `json:"embedder"`
+	Dimensions    int    `json:"dimensions"`
+	SegmentFormat int    `json:"segment_format"`
+	Documents     int    `json:"documents"`
+	// Source, when set, names what the index was built from (doclib-server
+	// --index-dir writes a digest of its data set), so that a reader can
+	// tell an index of other data.
+	Source   string       `json:"source,omitempty"`
+	Segments []SegmentRef `json:"segments"`
 	// Retired are segments that earlier manifests named and this one does
 	// not (merged, or replaced by a reindex), with when they were dropped:
 	// the writer deletes each once RetireAfter has passed, when a search

@@ -42,6 +42,8 @@ type Writer struct {
 	// Embedder is the embedder the documents' vectors come from (its ID and
 	// dimensions are what the segments record).
 	Embedder search.Embedder
+	// Source is written in every manifest (Manifest.Source).
+	Source string
 	// Policy chooses the merges (DefaultMergePolicy when zero).
 	Policy MergePolicy
 	// RetireAfter is how long a segment no manifest names any more is kept
@@ -307,7 +309,7 @@ const DefaultRetireAfter = 15 * time.Minute
 func (w *Writer) publishManifest(ctx context.Context, segs []SegmentRef) error {
 	now := w.now().UTC()
 	m := Manifest{Format: ManifestFormat, Sequence: w.man.Sequence + 1, Embedder: w.Embedder.ID(), Dimensions: w.Embedder.Dimensions(),
-		SegmentFormat: localsearch.SegmentFormat, Segments: segs, WrittenAt: now}
+		SegmentFormat: localsearch.SegmentFormat, Source: w.Source, Segments: segs, WrittenAt: now}
 	live := map[string]bool{}
 	for _, s := range segs {
 		m.Documents += s.Documents

@@ -1,0 +1,123 @@
+package wiring
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	doclib "github.com/doclib/doclib/shared"
+	"github.com/doclib/doclib/shared/backend/localsearch"
+	"github.com/doclib/doclib/shared/backend/offline"
+	"github.com/doclib/doclib/shared/backend/snapshot"
+	"github.com/doclib/doclib/shared/search"
+	"github.com/doclib/doclib/shared/settings"
+)
+
+// embedderKey is where an index directory keeps a fitted embedder (the
+// offline one learns from its corpus; queries must be embedded by it).
+const embedderKey = "snapshots/embedder.bin"
+
+// IndexDir is doclib-server's --index-dir: the embedded engine over d,
+// kept in dir as the embedded tier keeps it in a bucket (segments and a
+// manifest, snapshot.Dir), so that a restart over the same data reads the
+// index rather than building it. The manifest records a digest of d and of
+// e; an index of other data, or one that fails to read, is built again and
+// replaces it. It returns the searcher and whether the index was read.
+func IndexDir(ctx context.Context, dir string, d *doclib.DataSet, e search.Embedder, r settings.Rules, log *slog.Logger,
+	progress func(done, total int)) (*search.Searcher, bool, error) {
+	blobs, err := snapshot.NewDir(dir)
+	if err != nil {
+		return nil, false, err
+	}
+	source, err := digest(d, e)
+	if err != nil {
+		return nil, false, err
+	}
+	m, _, err := snapshot.ReadManifest(ctx, blobs, "")
+	switch {
+	case err == nil && m.Source == source:
+		s, err := readIndexDir(ctx, blobs, e, m, r, log)
+		if err == nil {
+			return s, true, nil
+		}
+		log.Warn("index directory: cannot read the index; building it again", "dir", dir, "error", err)
+	case err == nil:
+		log.Info("index directory: the index is of other data or another embedder; building it again", "dir", dir)
+	case !errors.Is(err, snapshot.ErrNotFound):
+		log.Warn("index directory: cannot read the manifest; building the index again", "dir", dir, "error", err)
+	}
+
+	docs, fitted, err := localsearch.IndexDocs(ctx, d, e, localsearch.Options{Progress: progress, Fit: true})
+	if err != nil {
+		return nil, false, fmt.Errorf("build the search index: %w", err)
+	}
+	if c, ok := fitted.(*offline.Corpus); ok {
+		data, err := c.MarshalBinary()
+		if err != nil {
+			return nil, false, err
+		}
+		if _, err := blobs.Put(ctx, embedderKey, bytes.NewReader(data), int64(len(data)), snapshot.Condition{}); err != nil {
+			return nil, false, fmt.Errorf("index directory: write the fitted embedder: %w", err)
+		}
+	}
+	w := snapshot.NewWriter(blobs, fitted, log)
+	w.Source = source
+	if err := w.Publish(ctx, docs); err != nil {
+		return nil, false, fmt.Errorf("index directory: write the index: %w", err)
+	}
+	m, _, err = snapshot.ReadManifest(ctx, blobs, "")
+	if err != nil {
+		return nil, false, err
+	}
+	s, err := readIndexDir(ctx, blobs, e, m, r, log)
+	return s, false, err
+}
+
+// readIndexDir serves the index m names, with the embedder it was made with.
+func readIndexDir(ctx context.Context, blobs *snapshot.Dir, e search.Embedder, m snapshot.Manifest, r settings.Rules, log *slog.Logger) (*search.Searcher, error) {
+	qe := e
+	if h, ok := e.(*offline.Hashing); ok {
+		body, _, err := blobs.Get(ctx, embedderKey, snapshot.GetOptions{})
+		if err != nil {
+			return nil, err
+		}
+		data, err := io.ReadAll(body)
+		body.Close()
+		if err != nil {
+			return nil, err
+		}
+		if qe, err = offline.UnmarshalCorpus(h, data); err != nil {
+			return nil, err
+		}
+	}
+	if qe.ID() != m.Embedder {
+		return nil, fmt.Errorf("the index is of embedder %s, the queries would be embedded by %s", m.Embedder, qe.ID())
+	}
+	// The directory changes only when this function writes it: no polls.
+	f := &snapshot.Follower{Blobs: blobs, Embedder: qe, Every: 24 * time.Hour, Logger: log}
+	if err := f.Load(ctx); err != nil {
+		return nil, err
+	}
+	if st := f.Current(); st.Err != nil {
+		return nil, st.Err
+	}
+	return r.Searcher(f, qe)
+}
+
+// digest names d and the embedder: the index of the same data embedded the
+// same way is the same.
+func digest(d *doclib.DataSet, e search.Embedder) (string, error) {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00segment format %d\x00", e.ID(), localsearch.SegmentFormat)
+	if err := json.NewEncoder(h).Encode(d); err != nil {
+		return "", fmt.Errorf("index directory: digest the data: %w", err)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
