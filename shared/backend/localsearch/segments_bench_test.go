@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/doclib/doclib/shared/backend/localsearch"
@@ -81,4 +82,44 @@ func BenchmarkSegmentsQuery(b *testing.B) {
 			b.ReportMetric(float64(found)/float64(i), "candidates/query")
 		})
 	}
+}
+
+// BenchmarkMerge merges ten segments of 10,000 documents of 1,024
+// dimensions into one, the largest merge the default merge policy runs
+// (snapshot.DefaultMergePolicy): what the indexer's memory and time must
+// hold. It reports the heap in use at the end, inputs and output alive
+// (peak-MiB), and what the merge allocated (alloc-MiB).
+func BenchmarkMerge(b *testing.B) {
+	e, err := offline.NewHashing(benchDims, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	docs := benchDocs(b, 100_000)
+	segs := localsearch.NewSegments(e)
+	for start := 0; start < len(docs); start += 10_000 {
+		x, err := localsearch.FromDocs(context.Background(), docs[start:start+10_000], e, localsearch.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if segs, err = segs.With(x, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	docs = nil
+	base := heapMiB()
+	var x *localsearch.Index
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	b.ResetTimer()
+	for b.Loop() {
+		if x, _, err = segs.Merge(context.Background(), 0, segs.Count()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(heapMiB(), "peak-MiB")
+	b.ReportMetric(base, "inputs-MiB")
+	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/(1<<20)/float64(b.N), "alloc-MiB")
+	b.Logf("%d documents merged", x.Stats().Documents)
 }
