@@ -84,7 +84,8 @@ const (
 	// "embedded" the functions use it instead of OpenSearch.
 	EnvSnapshotBucket = "DOCLIB_SNAPSHOT_BUCKET"
 	// EnvSnapshotPoll is how often, at most, the search function looks for a
-	// newer snapshot, as a Go duration ("5s", the default).
+	// newer manifest of the index's segments, as a Go duration ("5s", the
+	// default).
 	EnvSnapshotPoll = "DOCLIB_SNAPSHOT_POLL"
 )
 

@@ -16,7 +16,7 @@ const (
 )
 
 // DefaultSnapshotPoll is how often, at most, a search function looks for a
-// newer snapshot when EnvSnapshotPoll is not set.
+// newer manifest when EnvSnapshotPoll is not set.
 const DefaultSnapshotPoll = 5 * time.Second
 
 // Snapshots is where the embedded tier's snapshots live.
