@@ -177,15 +177,6 @@ func (s *Segments) Len() int {
 // Count is the number of segments.
 func (s *Segments) Count() int { return len(s.segs) }
 
-// Sizes are the number of documents of each segment, live or dead, oldest
-// first: what a merge policy weighs.
-func (s *Segments) Sizes() []int {
-	out := make([]int, len(s.segs))
-	for i, sg := range s.segs {
-		out[i] = len(sg.x.docs)
-	}
-	return out
-}
 
 // Embedder is the embedder of the queries.
 func (s *Segments) Embedder() search.Embedder { return s.embedder }
