@@ -177,7 +177,6 @@ func (s *Segments) Len() int {
 // Count is the number of segments.
 func (s *Segments) Count() int { return len(s.segs) }
 
-
 // Embedder is the embedder of the queries.
 func (s *Segments) Embedder() search.Embedder { return s.embedder }
 
