@@ -82,7 +82,6 @@ type serving struct {
 	etag    string              // the manifest's ETag
 	segs    map[string]*segment // by key
 	backend search.Backend
-	index   *localsearch.Segments
 }
 
 var _ search.Backend = (*Follower)(nil)
@@ -251,7 +250,7 @@ func (f *Follower) refresh(ctx context.Context) error {
 		byKey[sg.ref.Key] = sg
 	}
 	f.cur.Store(&serving{State: State{Sequence: m.Sequence, Documents: index.Len(), Segments: len(segs)}, etag: obj.ETag,
-		segs: byKey, backend: search.Local{Retriever: index}, index: index})
+		segs: byKey, backend: search.Local{Retriever: index}})
 	f.logger().Info("snapshot: in service", "sequence", m.Sequence, "documents", index.Len(), "segments", len(segs),
 		"read", len(missing), "bytes_read", read, "load", loaded, "fold", time.Since(start)-loaded)
 	return nil
