@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -277,7 +278,10 @@ func (c *Corpus) Embed(_ context.Context, texts []string) ([][]float32, error) {
 // Vector embeds one text: the zero vector when it holds no feature of the corpus.
 func (c *Corpus) Vector(text string) []float32 {
 	v := make([]float64, c.dims)
-	for k, n := range c.h.features(text) {
+	counts := c.h.features(text)
+	// Summed in a fixed order: the same text, the same bits.
+	for _, k := range slices.Sorted(maps.Keys(counts)) {
+		n := counts[k]
 		f, ok := c.features[k]
 		if !ok {
 			continue

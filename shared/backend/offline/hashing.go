@@ -7,7 +7,9 @@ package offline
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/doclib/doclib/shared/analysis"
@@ -115,7 +117,10 @@ func (h *Hashing) Vector(text string) []float32 {
 	// Thesaurus concepts, longest phrase first, over all words (stop words too).
 	h.eachConcept(toks, func(g int) { counts[fnvByte(fnvByte(fnvByte(fnvOffset, 'c'), byte(g>>8)), byte(g))]++ })
 	v := make([]float32, h.dims)
-	for x, n := range counts {
+	// Summed in a fixed order: a map's order would change the floats'
+	// last bits from one run to the next.
+	for _, x := range slices.Sorted(maps.Keys(counts)) {
+		n := counts[x]
 		w := n // fractional weights (pairs, trigrams) are not dampened
 		if n >= 1 {
 			w = 1 + math.Log(n)
