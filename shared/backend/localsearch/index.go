@@ -67,9 +67,10 @@ type Index struct {
 	vocab    *vellum.FST // term -> term id, for fuzzy matching
 	termName []string    // term ID -> term: the vocabulary, sorted
 
-	// Vectors, row-major: document i is docVec[i*dims:(i+1)*dims].
-	docVec []float32
-	recVec []float32
+	// The documents' and recordings' vectors, quantized (quant.go).
+	rot    *rotation
+	docQ   quantized
+	recQ   quantized
 	recIDs []string // recording number -> ID
 	// The readable recordings of document i are docRecs[docRecOff[i]:docRecOff[i+1]].
 	docRecOff []uint32
@@ -343,7 +344,8 @@ func build(ctx context.Context, docs []search.IndexDoc, e search.Embedder, worke
 	seen = nil
 
 	// The documents' vectors, and each distinct recording's once.
-	x.docVec = make([]float32, n*x.dims)
+	x.rot = rotationFor(x.dims)
+	docVecs := make([][]float32, n)
 	type rec struct {
 		id   string
 		doc  string // the first document it was found behind, for errors
@@ -360,9 +362,11 @@ func build(ctx context.Context, docs []search.IndexDoc, e search.Embedder, worke
 			}
 		}
 		doc := &docs[j]
-		if err := x.putVector(x.docVec[i*x.dims:(i+1)*x.dims], doc.Vector); err != nil {
+		v, err := x.checkVector(doc.Vector)
+		if err != nil {
 			return nil, fmt.Errorf("localsearch: document %s: %w", doc.ID, err)
 		}
+		docVecs[i] = v
 		for _, r := range doc.Recordings {
 			if len(r.Vector) != x.dims {
 				return nil, fmt.Errorf("localsearch: recording %s of document %s: a vector of %d dimensions, want %d", r.ID, doc.ID, len(r.Vector), x.dims)
@@ -383,7 +387,7 @@ func build(ctx context.Context, docs []search.IndexDoc, e search.Embedder, worke
 		byID[k] = uint32(k)
 	}
 	slices.SortFunc(byID, func(a, b uint32) int { return strings.Compare(recs[a].id, recs[b].id) })
-	x.recVec = make([]float32, len(recs)*x.dims)
+	recVecs := make([][]float32, len(recs))
 	x.recIDs = make([]string, len(recs))
 	for rank, k := range byID {
 		if rank%checkEvery == 0 {
@@ -393,10 +397,15 @@ func build(ctx context.Context, docs []search.IndexDoc, e search.Embedder, worke
 		}
 		recs[k].rank = uint32(rank)
 		x.recIDs[rank] = recs[k].id
-		if err := x.putVector(x.recVec[rank*x.dims:(rank+1)*x.dims], recs[k].vec); err != nil {
+		v, err := x.checkVector(recs[k].vec)
+		if err != nil {
 			return nil, fmt.Errorf("localsearch: recording %s: %w", recs[k].id, err)
 		}
+		recVecs[rank] = v
 	}
+	x.docQ = x.rot.quantizeAll(n, func(i int) []float32 { return docVecs[i] }, workers)
+	x.recQ = x.rot.quantizeAll(len(recVecs), func(i int) []float32 { return recVecs[i] }, workers)
+	docVecs, recVecs = nil, nil
 	x.setRecordings(func(i int) []uint32 {
 		rs := perDoc[i]
 		for j, k := range rs {
@@ -453,25 +462,25 @@ func (x *Index) setOrders() {
 	x.whole = newSegment(x, nil)
 }
 
-// putVector copies a made vector into dst, checking it: dims floats, finite.
-// One of unit length (within float32 rounding) is copied as it is; another is
-// normalised, as search.CheckVectors would have.
-func (x *Index) putVector(dst, v []float32) error {
+// checkVector checks a made vector: dims floats, finite. One of unit length
+// (within float32 rounding) is returned as it is; another is normalised into
+// a copy, as search.CheckVectors would have.
+func (x *Index) checkVector(v []float32) ([]float32, error) {
 	if len(v) != x.dims {
-		return fmt.Errorf("a vector of %d dimensions, want %d", len(v), x.dims)
+		return nil, fmt.Errorf("a vector of %d dimensions, want %d", len(v), x.dims)
 	}
 	var sum float64
 	for _, f := range v {
 		sum += float64(f) * float64(f)
 	}
 	if math.IsNaN(sum) || math.IsInf(sum, 0) {
-		return errors.New("a vector holding a NaN or an infinity")
+		return nil, errors.New("a vector holding a NaN or an infinity")
 	}
-	copy(dst, v)
 	if sum != 0 && math.Abs(sum-1) > 1e-4 {
-		search.Normalize(dst)
+		v = slices.Clone(v)
+		search.Normalize(v)
 	}
-	return nil
+	return v, nil
 }
 
 type progress struct {
@@ -708,8 +717,8 @@ type Stats struct {
 
 // Stats returns the index's sizes.
 func (x *Index) Stats() Stats {
-	return Stats{Documents: len(x.docs), Recordings: len(x.recVec) / x.dims, Terms: len(x.termName), Postings: len(x.post),
-		VectorBytes: 4 * (len(x.docVec) + len(x.recVec))}
+	return Stats{Documents: len(x.docs), Recordings: x.recQ.len(), Terms: len(x.termName), Postings: len(x.post),
+		VectorBytes: x.docQ.bytes() + x.recQ.bytes()}
 }
 
 var errDims = errors.New("localsearch: the query vector's length differs from the index's")

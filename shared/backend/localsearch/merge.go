@@ -84,7 +84,9 @@ func merge(ctx context.Context, segs []*segment, e search.Embedder) (*Index, err
 	x.docLib = make([]uint16, n)
 	x.titleLen = make([]uint16, n)
 	x.bodyLen = make([]uint16, n)
-	x.docVec = make([]float32, n*dims)
+	x.rot = rotationFor(dims)
+	padded := x.rot.padded
+	x.docQ = newQuantized(n, padded)
 	labels := search.NewLabelTable()
 	// newOrd maps a segment's ordinals to the merged ones (MaxUint32: dead).
 	newOrd := map[*segment][]uint32{}
@@ -112,7 +114,7 @@ func merge(ctx context.Context, segs []*segment, e search.Embedder) (*Index, err
 		x.docs[i] = *doc
 		labels.Intern(&x.docs[i])
 		x.titleLen[i], x.bodyLen[i] = d.sg.x.titleLen[d.o], d.sg.x.bodyLen[d.o]
-		copy(x.docVec[i*dims:(i+1)*dims], d.sg.x.docVec[int(d.o)*dims:int(d.o+1)*dims])
+		x.docQ.copyFrom(i, &d.sg.x.docQ, int(d.o), padded)
 		newOrd[d.sg][d.o] = uint32(i)
 	}
 	if len(x.libIDs) > 0 {
@@ -129,8 +131,9 @@ func merge(ctx context.Context, segs []*segment, e search.Embedder) (*Index, err
 	// Recordings: each distinct one once, with the vector of the first
 	// document behind it in the merged order (as build keeps), numbered by ID.
 	type rec struct {
-		id  string
-		vec []float32
+		id string
+		sx *Index
+		r  uint32
 	}
 	recIdx := map[string]int{}
 	var recs []rec
@@ -143,7 +146,7 @@ func merge(ctx context.Context, segs []*segment, e search.Embedder) (*Index, err
 			if !ok {
 				k = len(recs)
 				recIdx[id] = k
-				recs = append(recs, rec{id, sx.recVec[int(r)*dims : int(r+1)*dims]})
+				recs = append(recs, rec{id, sx, r})
 			}
 			perDoc[i] = append(perDoc[i], k)
 		}
@@ -155,11 +158,11 @@ func merge(ctx context.Context, segs []*segment, e search.Embedder) (*Index, err
 	slices.SortFunc(byID, func(a, b int) int { return strings.Compare(recs[a].id, recs[b].id) })
 	rank := make([]uint32, len(recs))
 	x.recIDs = make([]string, len(recs))
-	x.recVec = make([]float32, len(recs)*dims)
+	x.recQ = newQuantized(len(recs), padded)
 	for r, k := range byID {
 		rank[k] = uint32(r)
 		x.recIDs[r] = recs[k].id
-		copy(x.recVec[r*dims:(r+1)*dims], recs[k].vec)
+		x.recQ.copyFrom(r, &recs[k].sx.recQ, int(recs[k].r), padded)
 	}
 	x.setRecordings(func(i int) []uint32 {
 		rs := make([]uint32, len(perDoc[i]))

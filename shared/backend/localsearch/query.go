@@ -11,8 +11,6 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"gonum.org/v1/gonum/blas/blas32"
-
 	"github.com/doclib/doclib/shared/search"
 )
 
@@ -24,7 +22,10 @@ var _ search.Retriever = (*Index)(nil)
 type scratch struct {
 	gen uint32
 
-	cos []float32 // per ordinal, written for every visible document
+	// cos is per ordinal, written for every visible document: the int8
+	// cosine when exact == gen, else the Hamming estimate (quant.go).
+	cos   []float32
+	exact []uint32
 
 	// The word evidence of the documents that hold a query term, exactly or
 	// nearly (wStamp == gen): listed in touched.
@@ -47,13 +48,14 @@ func (x *Index) getScratch() *scratch {
 		if s.gen == 0 { // wrapped: stale stamps could collide
 			clear(s.wStamp)
 			clear(s.recStamp)
+			clear(s.exact)
 			s.gen = 1
 		}
 		s.touched = s.touched[:0]
 		return s
 	}
-	n, r := len(x.docs), len(x.recVec)/x.dims
-	return &scratch{gen: 1, cos: make([]float32, n), wStamp: make([]uint32, n), wLast: make([]uint16, n),
+	n, r := len(x.docs), x.recQ.len()
+	return &scratch{gen: 1, cos: make([]float32, n), exact: make([]uint32, n), wStamp: make([]uint32, n), wLast: make([]uint16, n),
 		wExact: make([]uint16, n), wShare: make([]float32, n), wScore: make([]float32, n), wExp: make([]float32, n),
 		recStamp: make([]uint32, r), rec: make([]float32, r)}
 }
@@ -115,10 +117,12 @@ func candidates(ctx context.Context, segs []*segment, dims int, q *search.Query,
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	v.cosines(q.Vector)
+	pr := rotationFor(dims).probe(q.Vector)
+	v.cosines(pr, pr.screen(q.Rules.SemanticThreshold))
 	if !q.NoRecordings {
+		limit := pr.screen(q.Rules.RecordingsThreshold)
 		for _, p := range v {
-			p.recordings(q.Vector)
+			p.recordings(pr, limit)
 		}
 	}
 
@@ -144,6 +148,9 @@ func candidates(ctx context.Context, segs []*segment, dims int, q *search.Query,
 					e.Recordings = float64(p.bestRecording(i))
 				}
 				if q.Rules.Matches(e) {
+					if s.exact[i] != s.gen { // matched on other evidence: its cosine is reported
+						e.Semantic = float64(pr.cosine(&p.x.docQ, int(i)))
+					}
 					add(search.Candidate{Doc: &p.x.docs[i], Evidence: e})
 				}
 			}
@@ -479,9 +486,10 @@ func (v view) df(term string) int {
 // computed on every core.
 const parallelFrom = 8192
 
-// cosines writes the cosine of q with every visible document of each part
-// into its scratch.
-func (v view) cosines(q []float32) {
+// cosines writes the cosine of the probe with every visible document of each
+// part into its scratch: exactly (int8) for those within limit's Hamming
+// distance, estimated for the others.
+func (v view) cosines(pr *probe, limit int) {
 	type task struct {
 		p  *part
 		sp span
@@ -500,7 +508,7 @@ func (v view) cosines(q []float32) {
 	}
 	if workers == 1 {
 		for _, t := range tasks {
-			t.p.x.dotRange(t.p.s.cos, t.p.x.docVec, q, t.sp.start, t.sp.end)
+			t.p.cosRange(pr, limit, t.sp.start, t.sp.end)
 		}
 		return
 	}
@@ -530,25 +538,29 @@ func (v view) cosines(q []float32) {
 		go func() {
 			defer wg.Done()
 			for _, t := range part {
-				t.p.x.dotRange(t.p.s.cos, t.p.x.docVec, q, t.sp.start, t.sp.end)
+				t.p.cosRange(pr, limit, t.sp.start, t.sp.end)
 			}
 		}()
 	}
 	wg.Wait()
 }
 
-func (x *Index) dotRange(out, vecs, q []float32, start, end uint32) {
-	d := x.dims
-	qv := blas32.Vector{N: d, Inc: 1, Data: q}
+func (p *part) cosRange(pr *probe, limit int, start, end uint32) {
+	s, vecs := p.s, &p.x.docQ
 	for i := start; i < end; i++ {
-		out[i] = blas32.Dot(qv, blas32.Vector{N: d, Inc: 1, Data: vecs[int(i)*d : int(i+1)*d]})
+		cos, exact := pr.screened(vecs, int(i), limit)
+		s.cos[i] = cos
+		if exact {
+			s.exact[i] = s.gen
+		}
 	}
 }
 
-// recordings computes the cosine of q with every readable recording behind a
-// visible document of the part, each once: the distinct recordings are listed
-// first, then scored on every core when there are many.
-func (p *part) recordings(q []float32) {
+// recordings computes the cosine of the probe with every readable recording
+// behind a visible document of the part, each once (exactly within limit's
+// Hamming distance): the distinct recordings are listed first, then scored on
+// every core when there are many.
+func (p *part) recordings(pr *probe, limit int) {
 	x, s := p.x, p.s
 	todo := s.recTodo[:0]
 	for _, sp := range p.spans {
@@ -560,11 +572,9 @@ func (p *part) recordings(q []float32) {
 		}
 	}
 	s.recTodo = todo
-	d := x.dims
 	score := func(rs []uint32) {
-		qv := blas32.Vector{N: d, Inc: 1, Data: q}
 		for _, r := range rs {
-			s.rec[r] = blas32.Dot(qv, blas32.Vector{N: d, Inc: 1, Data: x.recVec[int(r)*d : int(r+1)*d]})
+			s.rec[r], _ = pr.screened(&x.recQ, int(r), limit)
 		}
 	}
 	workers := 1
@@ -668,9 +678,9 @@ func mostActive(ctx context.Context, segs []*segment, dims int, q *search.Query,
 		skip(c)
 	}
 	out := make([]search.Candidate, len(page))
-	qv := blas32.Vector{N: dims, Inc: 1, Data: q.Vector}
+	pr := rotationFor(dims).probe(q.Vector)
 	for i, h := range page {
-		cos := blas32.Dot(qv, blas32.Vector{N: dims, Inc: 1, Data: h.x.docVec[int(h.o)*dims : int(h.o+1)*dims]})
+		cos := pr.cosine(&h.x.docQ, int(h.o))
 		out[i] = search.Candidate{Doc: &h.x.docs[h.o], Evidence: search.Evidence{Semantic: float64(cos)}}
 	}
 	return out, total, ctx.Err()

@@ -19,6 +19,20 @@ import (
 // relevanceDir is where the public test collections are: DOCLIB_RELEVANCE_DIR,
 // or the reference folder beside the checkout. Tests that need them skip when
 // they are absent (a clean clone has only the demo data).
+// loadCollection loads the BEIR collection in dir, and its data set.
+func loadCollection(t testing.TB, dir string) (*relevance.Collection, *doclib.DataSet) {
+	t.Helper()
+	c, err := relevance.LoadBEIR(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _, err := c.Dataset()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, d
+}
+
 func relevanceDir() string {
 	if d := os.Getenv("DOCLIB_RELEVANCE_DIR"); d != "" {
 		return d
@@ -43,14 +57,7 @@ func TestRandomLettersGetTheFallback(t *testing.T) {
 			if _, err := os.Stat(dir); err != nil {
 				t.Skipf("the %s collection is not at %s (set DOCLIB_RELEVANCE_DIR)", name, dir)
 			}
-			c, err := relevance.LoadBEIR(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			d, _, err := c.Dataset()
-			if err != nil {
-				t.Fatal(err)
-			}
+			_, d := loadCollection(t, dir)
 			return d
 		}
 	}

@@ -36,7 +36,11 @@ import (
 //	documents  per document: its tag count, application count (uint32s),
 //	           recording count (uint32), last seen (int64 Unix nanoseconds,
 //	           MinInt64 when never), title and content lengths (uint16s)
-//	vectors    the documents', then the recordings' (float32s, dims each)
+//	vectors    the documents', then the recordings', each quantized
+//	           (quant.go): their int8 codes (padded each, padded the next
+//	           power of two of dims, at least 64), scales (float32s) and
+//	           sign bits (padded/64 uint64s each). Format 1 stored float32s,
+//	           dims each; it is read, and quantized as it is read.
 //	links      per document, the offset of its recordings (documents+1
 //	           uint32s), then the recording numbers
 //	postings   per term, the offset of its postings (terms+1 uint32s), then
@@ -53,8 +57,9 @@ import (
 // against it, and the orders and offsets are checked, before the index is
 // used. A segment stores no text: a merge copies its structures (Merge).
 
-// SegmentFormat is the segment format this program writes and reads.
-const SegmentFormat = 1
+// SegmentFormat is the segment format this program writes; it reads it and
+// format 1 (float32 vectors).
+const SegmentFormat = 2
 
 const (
 	segmentMagic  = "doclib-segment\n\x00"
@@ -178,8 +183,11 @@ func WriteSegment(w io.Writer, x *Index, deleted []string) (int64, uint32, error
 	sw.write(asBytes(lastSeen))
 	sw.write(asBytes(x.titleLen))
 	sw.write(asBytes(x.bodyLen))
-	sw.write(asBytes(x.docVec))
-	sw.write(asBytes(x.recVec))
+	for _, q := range []*quantized{&x.docQ, &x.recQ} {
+		sw.write(asBytes(q.code))
+		sw.write(asBytes(q.scale))
+		sw.write(asBytes(q.sign))
+	}
 	sw.write(asBytes(x.docRecOff))
 	sw.write(asBytes(x.docRecs))
 	sw.write(asBytes(x.postOff))
@@ -199,9 +207,10 @@ func WriteSegment(w io.Writer, x *Index, deleted []string) (int64, uint32, error
 	return sw.n, sum, nil
 }
 
-// segmentSize is the size of a segment file of these counts, or false when
-// it overflows. It is how a reader checks the counts against the object.
-func segmentSize(dims uint64, c [segmentCounts]uint64) (uint64, bool) {
+// segmentSize is the size of a segment file of this format and these
+// counts, or false when it overflows. It is how a reader checks the counts
+// against the object.
+func segmentSize(format uint32, dims uint64, c [segmentCounts]uint64) (uint64, bool) {
 	docs, recs, links, terms, posts, fwd, dels, tags, apps, strBytes, embBytes := c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10]
 	var total uint64 = segmentHeader
 	ok := true
@@ -222,8 +231,13 @@ func segmentSize(dims uint64, c [segmentCounts]uint64) (uint64, bool) {
 	add(docs, 3*4) // three string lengths
 	add(tags+apps+recs+terms+dels, 4)
 	add(docs, 4+4+4+8+2+2)
-	add(docs, dims*4)
-	add(recs, dims*4)
+	vector := dims * 4
+	if format >= 2 {
+		p := uint64(paddedDims(int(dims)))
+		vector = p + 4 + p/8
+	}
+	add(docs, vector)
+	add(recs, vector)
 	add(docs+1, 4)
 	add(links, 4)
 	add(terms+1, 4)
@@ -281,8 +295,9 @@ func ReadSegment(r io.Reader, size int64, e search.Embedder) (*Index, []string, 
 	if string(head[:16]) != segmentMagic {
 		return nil, nil, fmt.Errorf("%w: it does not start as one", ErrSegment)
 	}
-	if v := binary.LittleEndian.Uint32(head[16:]); v != SegmentFormat {
-		return nil, nil, fmt.Errorf("%w: format %d, this program reads %d", ErrSegmentIncompatible, v, SegmentFormat)
+	format := binary.LittleEndian.Uint32(head[16:])
+	if format != 1 && format != SegmentFormat {
+		return nil, nil, fmt.Errorf("%w: format %d, this program reads 1 and %d", ErrSegmentIncompatible, format, SegmentFormat)
 	}
 	dims := binary.LittleEndian.Uint32(head[20:])
 	var c [segmentCounts]uint64
@@ -292,7 +307,7 @@ func ReadSegment(r io.Reader, size int64, e search.Embedder) (*Index, []string, 
 	if dims == 0 || dims > maxSegmentDims || c[10] > maxEmbedderID {
 		return nil, nil, fmt.Errorf("%w: %d dimensions, an embedder ID of %d bytes", ErrSegment, dims, c[10])
 	}
-	if total, ok := segmentSize(uint64(dims), c); !ok || size < 0 || total != uint64(size) {
+	if total, ok := segmentSize(format, uint64(dims), c); !ok || size < 0 || total != uint64(size) {
 		return nil, nil, fmt.Errorf("%w: its counts make %d bytes, the object has %d", ErrSegment, total, size)
 	}
 	nDocs, nRecs, nLinks, nTerms, nPosts, nFwd, nDel, nTags, nApps, strBytes := c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9]
@@ -334,7 +349,43 @@ func ReadSegment(r io.Reader, size int64, e search.Embedder) (*Index, []string, 
 		tagN, appN, recCount []uint32
 		lastSeen             []int64
 	}
-	x := &Index{embedder: e, embedderID: e.ID(), dims: int(dims), libs: map[string]span{}}
+	x := &Index{embedder: e, embedderID: e.ID(), dims: int(dims), rot: rotationFor(int(dims)), libs: map[string]span{}}
+	padded := uint64(x.rot.padded)
+	vectors := func(q *quantized, n uint64) func() error {
+		if format == 1 {
+			return func() error {
+				f, err := readArray[float32](sr, n*uint64(dims))
+				if err != nil {
+					return err
+				}
+				d := int(dims)
+				for i := range int(n) {
+					v, err := x.checkVector(f[i*d : (i+1)*d])
+					if err != nil {
+						return fmt.Errorf("%w: %w", ErrSegment, err)
+					}
+					copy(f[i*d:], v) // normalised where it was not
+				}
+				*q = x.rot.quantizeAll(int(n), func(i int) []float32 { return f[i*d : (i+1)*d] }, 0)
+				return nil
+			}
+		}
+		return func() (err error) {
+			if q.code, err = readArray[int8](sr, n*padded); err != nil {
+				return err
+			}
+			if q.scale, err = readArray[float32](sr, n); err != nil {
+				return err
+			}
+			for _, f := range q.scale {
+				if !(f >= 0 && f <= math.MaxFloat32) {
+					return fmt.Errorf("%w: a vector's scale is %v", ErrSegment, f)
+				}
+			}
+			q.sign, err = readArray[uint64](sr, n*padded/64)
+			return err
+		}
+	}
 	steps := []func() error{
 		func() (err error) { a.tagN, err = readArray[uint32](sr, nDocs); return },
 		func() (err error) { a.appN, err = readArray[uint32](sr, nDocs); return },
@@ -342,8 +393,8 @@ func ReadSegment(r io.Reader, size int64, e search.Embedder) (*Index, []string, 
 		func() (err error) { a.lastSeen, err = readArray[int64](sr, nDocs); return },
 		func() (err error) { x.titleLen, err = readArray[uint16](sr, nDocs); return },
 		func() (err error) { x.bodyLen, err = readArray[uint16](sr, nDocs); return },
-		func() (err error) { x.docVec, err = readArray[float32](sr, nDocs*uint64(dims)); return },
-		func() (err error) { x.recVec, err = readArray[float32](sr, nRecs*uint64(dims)); return },
+		vectors(&x.docQ, nDocs),
+		vectors(&x.recQ, nRecs),
 		func() (err error) { x.docRecOff, err = readArray[uint32](sr, nDocs+1); return },
 		func() (err error) { x.docRecs, err = readArray[uint32](sr, nLinks); return },
 		func() (err error) { x.postOff, err = readArray[uint32](sr, nTerms+1); return },

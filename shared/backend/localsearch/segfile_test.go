@@ -7,7 +7,9 @@ import (
 	"errors"
 	"hash/crc32"
 	"math/rand/v2"
+	"os"
 	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/doclib/doclib/internal/suites/embedtest"
@@ -183,17 +185,31 @@ func FuzzReadSegment(f *testing.F) {
 	})
 }
 
-// TestCraftedSegmentCountsAreBounded gives a small segment, checksum and
-// all, counts of billions: each is refused before anything is allocated
-// for it.
+// TestCraftedSegmentCountsAreBounded gives a small segment of each format,
+// checksum and all, counts of billions: each is refused before anything is
+// allocated for it.
 func TestCraftedSegmentCountsAreBounded(t *testing.T) {
 	e := embedtest.Named{Name: "fixed-16", Dims: 16}
 	x, err := localsearch.FromDocs(context.Background(), smallDocs(), e, localsearch.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	file := segmentBytes(t, x, nil)
+	craftCounts(t, segmentBytes(t, x, nil), e)
+	v1, err := os.ReadFile("testdata/segment-v1.seg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := offline.NewHashing(0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	craftCounts(t, v1, h)
+}
+
+func craftCounts(t *testing.T, file []byte, e search.Embedder) {
+	t.Helper()
 	castagnoli := crc32.MakeTable(crc32.Castagnoli)
+	format := binary.LittleEndian.Uint32(file[16:])
 	for i := range 11 {
 		for _, v := range []uint64{1 << 30, 1<<40 - 1, 1 << 62, 1<<64 - 1} {
 			bad := bytes.Clone(file)
@@ -204,11 +220,55 @@ func TestCraftedSegmentCountsAreBounded(t *testing.T) {
 			_, _, err := readSegment(bad, e)
 			runtime.ReadMemStats(&after)
 			if !errors.Is(err, localsearch.ErrSegment) {
-				t.Errorf("count %d set to %d: %v, want ErrSegment", i, v, err)
+				t.Errorf("format %d, count %d set to %d: %v, want ErrSegment", format, i, v, err)
 			}
 			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<10 {
-				t.Errorf("count %d set to %d: %d bytes allocated", i, v, alloc)
+				t.Errorf("format %d, count %d set to %d: %d bytes allocated", format, i, v, alloc)
 			}
 		}
+	}
+}
+
+// TestReadsFormat1Segments: a segment of format 1 (float32 vectors, written
+// by the version before quantization; testdata/segment-v1.seg holds the
+// first 20 documents of the demo generator, embedded by the offline hashing
+// embedder, and deletes doc_gone) is read, its vectors quantized as it is
+// read: the index is the one FromDocs builds today from the same documents,
+// byte for byte when written again.
+func TestReadsFormat1Segments(t *testing.T) {
+	file, err := os.ReadFile("testdata/segment-v1.seg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := binary.LittleEndian.Uint32(file[16:]); v != 1 {
+		t.Fatalf("the fixture is of format %d", v)
+	}
+	d, err := dataset.Validate(demo.Generate(demo.Options{Documents: 20}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := offline.NewHashing(0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, deleted, err := readSegment(file, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(deleted, []string{"doc_gone"}) {
+		t.Fatalf("deleted %q; want doc_gone", deleted)
+	}
+	want, err := localsearch.FromDocs(context.Background(), indexDocs(t, d, h), h, localsearch.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(segmentBytes(t, x, deleted), segmentBytes(t, want, deleted)) {
+		t.Fatal("the format 1 segment, read and written again, differs from the index FromDocs builds")
+	}
+	// A flipped bit in its vectors is caught by the checksum.
+	bad := slices.Clone(file)
+	bad[len(bad)/2] ^= 1
+	if _, _, err := readSegment(bad, h); !errors.Is(err, localsearch.ErrSegment) {
+		t.Fatalf("a corrupt format 1 segment: %v; want ErrSegment", err)
 	}
 }

@@ -65,6 +65,10 @@ func bigDocs(n int) []search.IndexDoc {
 	return out
 }
 
+// threePartDocs documents of bigDocs make a segment of more than two parts
+// (each holds two quantized vectors of 1,156 bytes).
+const threePartDocs = 15000
+
 // noDisk points TMPDIR at a file, so that creating a temporary file fails:
 // the writer must not touch the disk (a Lambda function's /tmp is 512 MB
 // by default, smaller than the snapshot of 65,000 documents).
@@ -88,7 +92,7 @@ func TestWriterStreamsSnapshot(t *testing.T) {
 	ctx := context.Background()
 	m := NewMemory()
 	w := &Writer{Blobs: m, Embedder: embedtest.Named{Name: "test-embedder/1024", Dims: 1024}, Logger: quiet}
-	in := bigDocs(4500)
+	in := bigDocs(threePartDocs)
 	if err := w.Publish(ctx, in); err != nil {
 		t.Fatalf("publish of %d documents with no disk: %v", len(in), err)
 	}
@@ -129,7 +133,7 @@ func TestFailedPartAbortsUpload(t *testing.T) {
 		}
 		return nil
 	}
-	if err := w.Upsert(ctx, bigDocs(4500)); err != nil {
+	if err := w.Upsert(ctx, bigDocs(threePartDocs)); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Commit(ctx); !errors.Is(err, broken) {
@@ -142,7 +146,7 @@ func TestFailedPartAbortsUpload(t *testing.T) {
 		t.Errorf("%d segments and %d manifest versions after the failed commit; want the first of each", s, p)
 	}
 	m.FailPart = nil
-	if err := w.Upsert(ctx, bigDocs(4500)); err != nil {
+	if err := w.Upsert(ctx, bigDocs(threePartDocs)); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Commit(ctx); err != nil {

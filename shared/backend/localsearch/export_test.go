@@ -1,0 +1,17 @@
+package localsearch
+
+// Semantic returns the cosine of query vector q with every document of x, in
+// the index's order of IDs (ByID), as a query over x holds them with the
+// semantic threshold threshold: the int8 cosine of the documents within the
+// screen, the Hamming estimate of the others; exact says which.
+func (x *Index) Semantic(q []float32, threshold float64) (ids []string, cos []float32, exact []bool) {
+	pr := rotationFor(x.dims).probe(q)
+	limit := pr.screen(threshold)
+	for i := range x.docs {
+		c, ok := pr.screened(&x.docQ, i, limit)
+		ids = append(ids, x.docs[i].ID)
+		cos = append(cos, c)
+		exact = append(exact, ok)
+	}
+	return ids, cos, exact
+}
