@@ -76,6 +76,18 @@ type Query struct {
 type Candidate struct {
 	Doc *Doc
 	Evidence
+	// Later, when set, has the exact Semantic of the candidate numbered Ref:
+	// the backend left Semantic an estimate it knows to be below the semantic
+	// threshold, so that it neither matches nor scores, and computing the
+	// exact figure for every candidate would cost more than the page's
+	// hits need. The evaluation asks for it for the hits it reports.
+	Later SemanticLater
+	Ref   uint32
+}
+
+// SemanticLater computes a candidate's exact semantic similarity on demand.
+type SemanticLater interface {
+	Semantic(ref uint32) float64
 }
 
 // Facet is one entry of a facet: a label (for libraries, the library ID) and the
@@ -247,8 +259,13 @@ func (ev *Evaluation) Matches() *Matches {
 	start := min(max(ev.q.Offset, 0), len(kept))
 	m := &Matches{MatchedTotal: ev.matched, Facets: ev.facets.facets(), Total: ev.total, Hits: []Hit{}}
 	for _, s := range kept[start:] {
-		m.Hits = append(m.Hits, Hit{DocumentID: s.c.Doc.ID, LibraryID: s.c.Doc.LibraryID,
-			Signals: ev.q.Rules.Signals(s.c.Evidence), Score: s.score, SemanticSimilarity: s.c.Semantic})
+		// The signals are those the score was made of.
+		h := Hit{DocumentID: s.c.Doc.ID, LibraryID: s.c.Doc.LibraryID,
+			Signals: ev.q.Rules.Signals(s.c.Evidence), Score: s.score, SemanticSimilarity: s.c.Semantic}
+		if s.c.Later != nil {
+			h.SemanticSimilarity = s.c.Later.Semantic(s.c.Ref)
+		}
+		m.Hits = append(m.Hits, h)
 	}
 	return m
 }

@@ -226,3 +226,51 @@ func TestFacetsByNumberEqualFacetsByName(t *testing.T) {
 		t.Errorf("the case tests little: %+v", want)
 	}
 }
+
+// laterTable is a SemanticLater over a table, counting its calls.
+type laterTable struct {
+	cos   []float64
+	calls int
+}
+
+func (l *laterTable) Semantic(ref uint32) float64 { l.calls++; return l.cos[ref] }
+
+// TestLaterSemanticIsAskedForTheHitsOnly: a candidate whose Semantic is an
+// estimate (Later set) reports the exact figure when it is a hit, and only
+// the hits' are computed; its signals and score are those of the evidence
+// it was ranked on.
+func TestLaterSemanticIsAskedForTheHitsOnly(t *testing.T) {
+	r := DefaultRules("x")
+	later := &laterTable{}
+	var cands []Candidate
+	for i := range 50 {
+		later.cos = append(later.cos, 0.01*float64(i))
+		cands = append(cands, Candidate{Doc: &Doc{ID: fmt.Sprintf("doc_%02d", i), LibraryID: "lib"},
+			Evidence: Evidence{FuzzyHit: true, Word: float64(i) / 50, Semantic: -0.5}, Later: later, Ref: uint32(i)})
+	}
+	// One the engine scored exactly keeps its figure.
+	cands[45].Later, cands[45].Semantic = nil, 0.1
+	q := &Query{Libraries: []string{"lib"}, Limit: 5, Offset: 2, Rules: &r}
+	m := Evaluate(cands, q)
+	if later.calls != 5-1 {
+		t.Errorf("%d exact figures computed; want 4 (the page's, less the one known)", later.calls)
+	}
+	want := []string{"doc_47", "doc_46", "doc_45", "doc_44", "doc_43"}
+	for i, h := range m.Hits {
+		if h.DocumentID != want[i] {
+			t.Fatalf("hit %d is %s; want %s", i, h.DocumentID, want[i])
+		}
+		var n int
+		fmt.Sscanf(h.DocumentID, "doc_%d", &n)
+		exact := later.cos[n]
+		if n == 45 {
+			exact = 0.1
+		}
+		if h.SemanticSimilarity != exact {
+			t.Errorf("%s: semanticSimilarity %v; want the exact %v", h.DocumentID, h.SemanticSimilarity, exact)
+		}
+		if slices.Contains(h.Signals, SignalSemantic) || h.Score != r.Score(Evidence{FuzzyHit: true, Word: float64(n) / 50}) {
+			t.Errorf("%s: signals %v, score %v; want those of its fuzzy evidence alone", h.DocumentID, h.Signals, h.Score)
+		}
+	}
+}

@@ -128,7 +128,7 @@ func candidates(ctx context.Context, segs []*segment, dims int, q *search.Query,
 
 	nTerms := uint16(len(terms))
 	for _, p := range v {
-		s := p.s
+		s, later := p.s, &laterCosine{pr, &p.x.docQ}
 		for _, sp := range p.spans {
 			for i := sp.start; i < sp.end; i++ {
 				if p.isDead(i) {
@@ -148,16 +148,26 @@ func candidates(ctx context.Context, segs []*segment, dims int, q *search.Query,
 					e.Recordings = float64(p.bestRecording(i))
 				}
 				if q.Rules.Matches(e) {
-					if s.exact[i] != s.gen { // matched on other evidence: its cosine is reported
-						e.Semantic = float64(pr.cosine(&p.x.docQ, int(i)))
+					c := search.Candidate{Doc: &p.x.docs[i], Evidence: e}
+					if s.exact[i] != s.gen { // matched on other evidence: its cosine, if reported
+						c.Later, c.Ref = later, i
 					}
-					add(search.Candidate{Doc: &p.x.docs[i], Evidence: e})
+					add(c)
 				}
 			}
 		}
 	}
 	return nil
 }
+
+// laterCosine is the int8 cosine of a probe with the vectors of one segment,
+// for the candidates left with an estimate (search.Candidate.Later).
+type laterCosine struct {
+	pr   *probe
+	vecs *quantized
+}
+
+func (l *laterCosine) Semantic(ref uint32) float64 { return float64(l.pr.cosine(l.vecs, int(ref))) }
 
 // postings returns the postings of term inside sp.
 func (x *Index) postings(term uint32, sp span) []posting {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/doclib/doclib/shared/backend/localsearch"
 	"github.com/doclib/doclib/shared/backend/offline"
+	"github.com/doclib/doclib/shared/data/dataset"
+	"github.com/doclib/doclib/shared/data/demo"
 	"github.com/doclib/doclib/shared/search"
 )
 
@@ -115,3 +117,64 @@ func TestQuantizedRecall(t *testing.T) {
 }
 
 func abs(f float64) float64 { return max(f, -f) }
+
+// TestHitsReportTheInt8Cosine: whether a hit's cosine was computed in the
+// scan or left an estimate and computed for the page (search.Candidate.Later),
+// every hit reports the int8 cosine of its document, and the fallback's
+// most active documents too.
+func TestHitsReportTheInt8Cosine(t *testing.T) {
+	ctx := context.Background()
+	d, err := dataset.Validate(demo.Generate(demo.Options{Documents: 2000}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := offline.NewHashing(1024, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := localsearch.FromDocs(ctx, indexDocs(t, d, h), h, localsearch.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var libs []string
+	for _, l := range d.Libraries {
+		libs = append(libs, l.ID)
+	}
+	rules := search.DefaultRules(h.ID())
+	estimated := 0
+	for _, text := range []string{"reset password", "close the month", "laptop", "invoice approval", "zzqx vvkj"} {
+		qv, err := h.Embed(ctx, []string{text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := &search.Query{Text: text, Vector: qv[0], Libraries: libs, Rules: &rules, Limit: 2000}
+		ids, cos, _ := x.Semantic(qv[0], -2) // every one in int8
+		want := map[string]float64{}
+		for i, id := range ids {
+			want[id] = float64(cos[i])
+		}
+		if err := x.Candidates(ctx, q, func(c search.Candidate) {
+			if c.Later != nil {
+				estimated++
+			}
+		}); err != nil {
+			t.Fatal(err)
+		}
+		m, err := (search.Local{Retriever: x}).Match(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hits, _, err := (search.Local{Retriever: x}).MostActive(ctx, q, search.Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, hit := range append(m.Hits, hits...) {
+			if hit.SemanticSimilarity != want[hit.DocumentID] {
+				t.Errorf("%q: %s reports %v; its int8 cosine is %v", text, hit.DocumentID, hit.SemanticSimilarity, want[hit.DocumentID])
+			}
+		}
+	}
+	if estimated == 0 {
+		t.Error("no candidate was left an estimate: the test does not reach Later")
+	}
+}
