@@ -82,6 +82,17 @@ func BenchmarkSegmentsQuery(b *testing.B) {
 			b.ReportMetric(float64(found)/float64(i), "candidates/query")
 		})
 	}
+	// The whole of a search in process: candidates, rules, facets and page.
+	b.Run("match", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			q := queries[i%len(queries)]
+			i++
+			if _, err := (search.Local{Retriever: one}).Match(context.Background(), q); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
 
 // BenchmarkMerge merges ten segments of 10,000 documents of 1,024

@@ -637,3 +637,61 @@ func TestNoMixedIndex(t *testing.T) {
 	}
 	t.Logf("%d searches saw %d index changes", searches.Load(), seen.Load())
 }
+
+// TestPublishWritesBoundedSegments: a whole publish writes segments of at
+// most PublishDocuments documents, by ID, named by one manifest, that a
+// follower reads (several at a time) as one index; a later publish retires
+// them all.
+func TestPublishWritesBoundedSegments(t *testing.T) {
+	ctx := context.Background()
+	m := NewMemory()
+	w := newWriter(m)
+	w.PublishDocuments = 3
+	var ids []string
+	for i := range 10 {
+		ids = append(ids, fmt.Sprintf("doc_%02d", 9-i)) // given out of order
+	}
+	if err := w.Publish(ctx, docs(ids...)); err != nil {
+		t.Fatal(err)
+	}
+	man, _, err := ReadManifest(ctx, m, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var counts []int
+	for _, s := range man.Segments {
+		counts = append(counts, s.Documents)
+	}
+	if !slices.Equal(counts, []int{3, 3, 3, 1}) || man.Documents != 10 {
+		t.Fatalf("segments of %v documents, %d in all; want 3, 3, 3, 1 and 10", counts, man.Documents)
+	}
+	f := newFollower(t, m, &clock{t: time.Unix(0, 0)})
+	slices.Sort(ids)
+	wantIDs(t, f, ids...)
+	if st := f.Current(); st.Segments != 4 || st.Documents != 10 {
+		t.Fatalf("the follower holds %+v; want 4 segments of 10 documents", st)
+	}
+	// The first segment holds the first IDs.
+	sg, err := readSegment(ctx, m, man.Segments[0], testEmb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _, err := sg.x.MostActive(ctx, &search.Query{Vector: make([]float32, dims), Libraries: []string{"lib"}}, search.Filter{}, 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range first {
+		got = append(got, c.Doc.ID)
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"doc_00", "doc_01", "doc_02"}) {
+		t.Errorf("the first segment holds %v", got)
+	}
+	if err := w.Publish(ctx, docs("doc_a")); err != nil {
+		t.Fatal(err)
+	}
+	if again, _, _ := ReadManifest(ctx, m, ""); len(again.Segments) != 1 || len(again.Retired) != 4 {
+		t.Errorf("after a second publish: %d segments, %d retired; want 1 and 4", len(again.Segments), len(again.Retired))
+	}
+}
