@@ -164,7 +164,7 @@ func benchEmbeddedTier(b *testing.B, bin string, n int) {
 	for _, s := range man.Segments {
 		indexBytes += s.Bytes
 	}
-	b.Logf("index of %d documents embedded and published in %s: %d segment, %.1f MB", man.Documents, time.Since(start).Round(time.Second),
+	b.Logf("index of %d documents embedded and published in %s: %d segments, %.1f MB", man.Documents, time.Since(start).Round(time.Second),
 		len(man.Segments), float64(indexBytes)/1e6)
 
 	// The function, as Lambda runs it.

@@ -41,11 +41,11 @@ const (
 
 // DefaultSearchMemoryMB is the search function's memory in the embedded tier
 // when searchMemoryMb is not given. It comes from docs/performance.md's
-// measurements of the function under the runtime emulator ("Embedded search
-// tier"): at 25,000 documents, the most the tier is advised for, the index
-// peaks under 1 GB while a newer snapshot is loaded beside the one in
-// service, so 2,048 MB leaves the Go heap its headroom; Lambda also gives CPU
-// in proportion to memory (1.16 vCPUs here), which init and the swap use.
+// measurements of the function under the runtime emulator ("Quantized
+// vectors"): at 100,000 documents, the most the tier is advised for, an
+// instance peaks at 727 MB, so 2,048 MB leaves the Go heap its headroom;
+// Lambda also gives CPU in proportion to memory (a whole vCPU at 1,769 MB),
+// which init, the swap and the scan of a large index use.
 const DefaultSearchMemoryMB = 2048
 
 // Config is one customer's stack, read from the CDK context (`cdk deploy -c

@@ -67,7 +67,7 @@ var Assumed = Assumptions{
 	AlarmsDomain:    22,
 	AlarmsEmbedded:  15,
 	TableGB:         1,
-	IndexMB:         90,
+	IndexMB:         36,
 	IndexCopies:     1.2,
 	LogRetentionMon: 3,
 
