@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"testing"
 
 	doclib "github.com/doclib/doclib/shared"
@@ -38,24 +39,11 @@ func benchDocs(b *testing.B, n int) []search.IndexDoc {
 		search.Normalize(v)
 		return v
 	}
-	plans := map[string]doclib.Plan{}
-	for _, w := range d.Workspaces {
-		plans[w.ID] = w.Plan
-	}
-	ws := map[string]string{}
-	for _, doc := range d.Documents {
-		ws[doc.ID] = doc.WorkspaceID
-	}
-	recs := map[string][]*doclib.Recording{}
+	recs := readableRecordings(d)
 	recVec := map[string][]float32{}
-	for _, r := range d.Recordings {
-		plan, ok := plans[ws[r.DocumentIDs[0]]]
-		if !ok || !search.Readable(r, plan) {
-			continue
-		}
-		recVec[r.ID] = vector()
-		for _, id := range r.DocumentIDs {
-			recs[id] = append(recs[id], r)
+	for _, r := range d.Recordings { // in the data set's order: the vectors are seeded
+		if _, ok := recs[r.DocumentIDs[0]]; ok && slices.Contains(recs[r.DocumentIDs[0]], r) {
+			recVec[r.ID] = vector()
 		}
 	}
 	docs := make([]search.IndexDoc, len(d.Documents))
@@ -67,6 +55,28 @@ func benchDocs(b *testing.B, n int) []search.IndexDoc {
 		docs[i] = search.NewIndexDoc(doc, vector(), recs[doc.ID], vs)
 	}
 	return docs
+}
+
+// readableRecordings lists, per document ID, the readable recordings behind
+// it (search.Readable, under its workspace's plan).
+func readableRecordings(d *doclib.DataSet) map[string][]*doclib.Recording {
+	plans := map[string]doclib.Plan{}
+	for _, w := range d.Workspaces {
+		plans[w.ID] = w.Plan
+	}
+	ws := map[string]string{}
+	for _, doc := range d.Documents {
+		ws[doc.ID] = doc.WorkspaceID
+	}
+	recs := map[string][]*doclib.Recording{}
+	for _, r := range d.Recordings {
+		if plan, ok := plans[ws[r.DocumentIDs[0]]]; ok && search.Readable(r, plan) {
+			for _, id := range r.DocumentIDs {
+				recs[id] = append(recs[id], r)
+			}
+		}
+	}
+	return recs
 }
 
 func heapMiB() float64 {
