@@ -57,9 +57,12 @@ import (
 // against it, and the orders and offsets are checked, before the index is
 // used. A segment stores no text: a merge copies its structures (Merge).
 
-// SegmentFormat is the segment format this program writes; it reads it and
-// format 1 (float32 vectors).
-const SegmentFormat = 2
+// SegmentFormat is the segment format this program writes; it reads every
+// format from MinSegmentFormat (1: float32 vectors) to it.
+const (
+	SegmentFormat    = 2
+	MinSegmentFormat = 1
+)
 
 const (
 	segmentMagic  = "doclib-segment\n\x00"
@@ -296,8 +299,8 @@ func ReadSegment(r io.Reader, size int64, e search.Embedder) (*Index, []string, 
 		return nil, nil, fmt.Errorf("%w: it does not start as one", ErrSegment)
 	}
 	format := binary.LittleEndian.Uint32(head[16:])
-	if format != 1 && format != SegmentFormat {
-		return nil, nil, fmt.Errorf("%w: format %d, this program reads 1 and %d", ErrSegmentIncompatible, format, SegmentFormat)
+	if format < MinSegmentFormat || format > SegmentFormat {
+		return nil, nil, fmt.Errorf("%w: format %d, this program reads %d to %d", ErrSegmentIncompatible, format, MinSegmentFormat, SegmentFormat)
 	}
 	dims := binary.LittleEndian.Uint32(head[20:])
 	var c [segmentCounts]uint64

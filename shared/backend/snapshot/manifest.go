@@ -39,7 +39,7 @@ const (
 // Manifest is the content of ManifestKey, for example:
 //
 //	{"format":1,"sequence":42,"embedder":"bedrock/amazon.titan-embed-text-v2:0/1024",
-//	 "dimensions":1024,"segment_format":1,"documents":100000,
+//	 "dimensions":1024,"segment_format":2,"documents":100000,
 //	 "segments":[{"key":"snapshots/segments/000000000040-3f9a1c0d.seg",
 //	   "bytes":861000000,"crc32c":"9f86d081","documents":100000,"deleted":0},
 //	  {"key":"snapshots/segments/000000000042-77e01b2a.seg","bytes":8610000,
@@ -114,9 +114,12 @@ func ReadManifest(ctx context.Context, b Blobs, ifNoneMatch string) (Manifest, O
 // check refuses a manifest this program cannot use: of another format
 // (ErrIncompatible), or naming what no writer names (ErrCorrupt).
 func (m *Manifest) check() error {
-	if m.Format != ManifestFormat || m.SegmentFormat != localsearch.SegmentFormat {
-		return fmt.Errorf("snapshot: the manifest is of format %d with segments of format %d; this program reads %d and %d: %w",
-			m.Format, m.SegmentFormat, ManifestFormat, localsearch.SegmentFormat, ErrIncompatible)
+	// SegmentFormat is the newest format of its segments: a manifest of
+	// format 1 segments, written before vectors were quantized, is read, and
+	// its segments with it (a merge writes them again in this format).
+	if m.Format != ManifestFormat || m.SegmentFormat < localsearch.MinSegmentFormat || m.SegmentFormat > localsearch.SegmentFormat {
+		return fmt.Errorf("snapshot: the manifest is of format %d with segments of format %d; this program reads %d and %d to %d: %w",
+			m.Format, m.SegmentFormat, ManifestFormat, localsearch.MinSegmentFormat, localsearch.SegmentFormat, ErrIncompatible)
 	}
 	if len(m.Segments) > maxSegments {
 		return fmt.Errorf("snapshot: the manifest names %d segments, more than %d: %w", len(m.Segments), maxSegments, ErrCorrupt)

@@ -3,11 +3,13 @@ package snapshot
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -18,6 +20,7 @@ import (
 	"github.com/doclib/doclib/internal/suites/embedtest"
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/backend/localsearch"
+	"github.com/doclib/doclib/shared/backend/offline"
 	"github.com/doclib/doclib/shared/search"
 	"github.com/doclib/doclib/shared/settings"
 )
@@ -693,5 +696,65 @@ func TestPublishWritesBoundedSegments(t *testing.T) {
 	}
 	if again, _, _ := ReadManifest(ctx, m, ""); len(again.Segments) != 1 || len(again.Retired) != 4 {
 		t.Errorf("after a second publish: %d segments, %d retired; want 1 and 4", len(again.Segments), len(again.Retired))
+	}
+}
+
+// TestUpgradeFromFormat1Segments: a bucket written before vectors were
+// quantized has a manifest of segment format 1, naming segments of float32
+// vectors (../localsearch/testdata/segment-v1.seg: 20 documents of the demo
+// generator, offline hashing embedder). A follower serves it as it is; the
+// writer's next batch publishes a manifest of format 2 beside it.
+func TestUpgradeFromFormat1Segments(t *testing.T) {
+	ctx := context.Background()
+	data, err := os.ReadFile("../localsearch/testdata/segment-v1.seg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := offline.NewHashing(0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewMemory()
+	ref := SegmentRef{Key: SegmentPrefix + "000000000001-0badf00d.seg", Bytes: int64(len(data)),
+		CRC32C: fmt.Sprintf("%08x", binary.LittleEndian.Uint32(data[len(data)-4:])), Documents: 20, Deleted: 1}
+	if _, err := m.Put(ctx, ref.Key, bytes.NewReader(data), ref.Bytes, Condition{}); err != nil {
+		t.Fatal(err)
+	}
+	old := Manifest{Format: ManifestFormat, Sequence: 1, Embedder: h.ID(), Dimensions: h.Dimensions(), SegmentFormat: 1,
+		Documents: 20, Segments: []SegmentRef{ref}}
+	if _, err := writeManifest(ctx, m, old, ""); err != nil {
+		t.Fatal(err)
+	}
+	c := &clock{t: time.Unix(0, 0)}
+	f := &Follower{Blobs: m, Embedder: h, Every: 5 * time.Second, Now: c.Now, Logger: quiet}
+	if err := f.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := f.Current(); st.Documents != 20 || st.Err != nil {
+		t.Fatalf("the follower serves %+v; want the 20 documents of the format 1 segment", st)
+	}
+
+	w := &Writer{Blobs: m, Embedder: h, Logger: quiet}
+	v := make([]float32, h.Dimensions())
+	v[0] = 1
+	if err := w.Upsert(ctx, []search.IndexDoc{{Doc: search.Doc{ID: "doc_new", LibraryID: "lib_new"}, Title: "a new document", Vector: v}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	man, _, err := ReadManifest(ctx, m, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if man.SegmentFormat != localsearch.SegmentFormat || len(man.Segments) != 2 || man.Segments[0] != ref {
+		t.Fatalf("after a batch the manifest is %+v; want format %d, the format 1 segment and the batch's", man, localsearch.SegmentFormat)
+	}
+	c.Add(time.Minute)
+	if err := f.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := f.Current(); st.Documents != 21 || st.Err != nil {
+		t.Fatalf("the follower serves %+v; want 21 documents", st)
 	}
 }
