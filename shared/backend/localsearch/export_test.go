@@ -6,9 +6,8 @@ package localsearch
 // screen, the Hamming estimate of the others; exact says which.
 func (x *Index) Semantic(q []float32, threshold float64) (ids []string, cos []float32, exact []bool) {
 	pr := rotationFor(x.dims).probe(q)
-	limit := pr.screen(threshold)
 	for i := range x.docs {
-		c, ok := pr.screened(&x.docQ, i, limit)
+		c, ok := pr.screened(&x.docQ, i, float32(threshold))
 		ids = append(ids, x.docs[i].ID)
 		cos = append(cos, c)
 		exact = append(exact, ok)

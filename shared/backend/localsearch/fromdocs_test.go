@@ -281,8 +281,8 @@ func TestFromDocsKeepsARecordingOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st := x.Stats(); st.Documents != 3 || st.Recordings != 2 || st.VectorBytes != (64+4+8)*5 {
-		t.Fatalf("stats %+v; want 3 documents, 2 recordings, 5 vectors of 64 int8 codes, a scale and 64 sign bits", st)
+	if st := x.Stats(); st.Documents != 3 || st.Recordings != 2 || st.VectorBytes != (64+4+4+8)*5 {
+		t.Fatalf("stats %+v; want 3 documents, 2 recordings, 5 vectors of 64 int8 codes, a scale, a sign dot product and 64 sign bits", st)
 	}
 	// The recording behind doc_a and doc_b is found through both.
 	q := &search.Query{Text: "zzz", Vector: unit(16, 5), Libraries: []string{"lib_1", "lib_2"}}

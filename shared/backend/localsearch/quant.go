@@ -21,20 +21,26 @@ import (
 //     scale·Σ q'ᵢ·codeᵢ, within 2.4·10⁻⁴ (rms; at most 10⁻³) of the
 //     float32 one at 1,024 dimensions (docs/search.md). Every cosine a
 //     response reports or a score uses is this one.
-//   - sign bits: the Hamming distance h between the signs of query and
-//     vector estimates their angle as π·h/padded (SimHash), with a standard
-//     deviation of at most 0.5/√padded in h/padded. A query computes h for
-//     every visible vector (16 popcounts at 1,024 dimensions) and the int8
-//     cosine only for those whose angle could be at or within a threshold
-//     (screenSigmas standard deviations) and for the documents that match
-//     anyway. The others keep the estimate, below the threshold by
-//     construction, so no signal fires on it.
+//   - sign bits, and the vector's dot product c with its own signs scaled
+//     to a unit vector x̄ (c = Σ|yᵢ|/√padded): RaBitQ's estimator of the
+//     cosine with a query q is ⟨q, x̄⟩/c, unbiased, with a standard
+//     deviation of at most √(1/c² − 1)/√(padded − 1) (0.023 at 1,024
+//     dimensions, where c is about 0.8). The query is quantized to 4 bits a
+//     coordinate, so that ⟨q, x̄⟩ is popcounts over its 4 bit planes (80 at
+//     1,024 dimensions); that adds a rounding error of Δ/√12 (Δ its step)
+//     before the division, independent of the first (the two deviations
+//     add in quadrature). A query computes the estimate for every visible
+//     vector, and the int8 cosine only for those whose estimate is within
+//     screenSigmas standard deviations of a threshold, or above it. The
+//     others keep the estimate, below the threshold by construction, so no
+//     signal fires on it; a document that matches on other evidence gets its
+//     int8 cosine if it is a hit (search.Candidate.Later).
 //
-// A vector costs padded + padded/8 + 4 bytes instead of 4·dims: 1,156
+// A vector costs padded + padded/8 + 8 bytes instead of 4·dims: 1,160
 // instead of 4,096 at 1,024 dimensions.
 
-// screenSigmas is how many standard deviations of the Hamming estimate a
-// vector's angle may be past a threshold's and still be scored exactly.
+// screenSigmas is how many standard deviations of the estimate below a
+// threshold a vector is still scored exactly.
 const screenSigmas = 4
 
 // rotationRounds is the number of sign-and-Hadamard rounds of the rotation.
@@ -119,21 +125,26 @@ func fwht(a []float32) {
 
 // quantized holds vectors in their quantized forms: vector i is
 // code[i*padded:(i+1)*padded] times scale[i], with the signs
-// sign[i*padded/64:(i+1)*padded/64] (bit j of a word set: coordinate j < 0).
+// sign[i*padded/64:(i+1)*padded/64] (bit j of a word set: coordinate j < 0)
+// and its dot product with them, signDot[i] (c above).
 type quantized struct {
-	code  []int8
-	scale []float32
-	sign  []uint64
+	code    []int8
+	scale   []float32
+	signDot []float32
+	sign    []uint64
 }
 
 func newQuantized(n, padded int) quantized {
-	return quantized{code: make([]int8, n*padded), scale: make([]float32, n), sign: make([]uint64, n*padded/64)}
+	return quantized{code: make([]int8, n*padded), scale: make([]float32, n), signDot: make([]float32, n),
+		sign: make([]uint64, n*padded/64)}
 }
 
 func (v *quantized) len() int { return len(v.scale) }
 
 // bytes is the memory the vectors take.
-func (v *quantized) bytes() int { return len(v.code) + 4*len(v.scale) + 8*len(v.sign) }
+func (v *quantized) bytes() int {
+	return len(v.code) + 4*len(v.scale) + 4*len(v.signDot) + 8*len(v.sign)
+}
 
 // quantizeAll rotates and quantizes n vectors (vec(i) is vector i, of
 // r.dims floats), on up to workers cores (GOMAXPROCS when 0).
@@ -169,6 +180,11 @@ func (v *quantized) put(i int, y []float32) {
 	}
 	code, sign := v.code[i*p:(i+1)*p], v.sign[i*p/64:(i+1)*p/64]
 	clear(sign)
+	var l1 float64
+	for _, f := range y {
+		l1 += float64(abs32(f))
+	}
+	v.signDot[i] = float32(l1 / math.Sqrt(float64(p)))
 	if m > 0 {
 		k := 127 / m
 		for j, f := range y {
@@ -182,7 +198,7 @@ func (v *quantized) put(i int, y []float32) {
 // copyFrom copies vector j of src into place i.
 func (v *quantized) copyFrom(i int, src *quantized, j, padded int) {
 	copy(v.code[i*padded:(i+1)*padded], src.code[j*padded:(j+1)*padded])
-	v.scale[i] = src.scale[j]
+	v.scale[i], v.signDot[i] = src.scale[j], src.signDot[j]
 	w := padded / 64
 	copy(v.sign[i*w:(i+1)*w], src.sign[j*w:(j+1)*w])
 }
@@ -199,42 +215,71 @@ func abs32(f float32) float32 { return math.Float32frombits(math.Float32bits(f) 
 
 // probe is a query vector as the quantized vectors are compared with it.
 type probe struct {
-	y    []float32 // rotated
-	sign []uint64
-	// est is the cosine the Hamming distance h estimates, per h.
-	est []float32
+	y []float32 // rotated
+	// The query quantized to 4 bits a coordinate, lo + step·u: the bit
+	// planes of u, and what a sum over a vector's signs needs.
+	planes     [4][]uint64
+	lo, step   float32
+	sum        float32 // Σ of the quantized coordinates
+	invSqrtP   float32
+	roundError float32 // the standard deviation of ⟨q̃ − q, x̄⟩: step/√12
+	invDims    float32 // 1/(padded − 1)
 }
 
 func (r *rotation) probe(q []float32) *probe {
-	p := &probe{y: make([]float32, r.padded), sign: make([]uint64, r.padded/64), est: make([]float32, r.padded+1)}
+	n := r.padded
+	p := &probe{y: make([]float32, n)}
 	r.rotate(p.y, q)
-	signBits(p.sign, p.y)
-	for h := range p.est {
-		p.est[h] = float32(math.Cos(math.Pi * float64(h) / float64(r.padded)))
+	lo, hi := p.y[0], p.y[0]
+	for _, f := range p.y {
+		lo, hi = min(lo, f), max(hi, f)
 	}
+	p.lo, p.step = lo, (hi-lo)/15
+	for k := range p.planes {
+		p.planes[k] = make([]uint64, n/64)
+	}
+	var sum float32
+	for i, f := range p.y {
+		u := uint64(0)
+		if p.step > 0 {
+			u = uint64(math.Round(float64((f - lo) / p.step)))
+		}
+		for k := range p.planes {
+			p.planes[k][i/64] |= (u >> k & 1) << (i % 64)
+		}
+		sum += lo + p.step*float32(u)
+	}
+	p.sum = sum
+	p.invSqrtP = float32(1 / math.Sqrt(float64(n)))
+	p.roundError = p.step / float32(math.Sqrt(12))
+	p.invDims = 1 / float32(n-1)
 	return p
 }
 
-// screen is the largest Hamming distance at which the angle of a vector
-// could still be within screenSigmas of one whose cosine is threshold.
-func (p *probe) screen(threshold float64) int {
-	n := float64(len(p.y))
-	if threshold <= -1 {
-		return len(p.y)
-	}
-	at := math.Acos(min(threshold, 1))/math.Pi + screenSigmas*0.5/math.Sqrt(n)
-	return min(len(p.y), int(math.Floor(at*n)))
-}
-
-// hamming is the Hamming distance between the probe's signs and vector i's.
-func (p *probe) hamming(v *quantized, i int) int {
-	w := len(p.sign)
+// estimate is the estimated cosine of the probe with vector i, and the
+// standard deviation of its error.
+func (p *probe) estimate(v *quantized, i int) (est, sigma float32) {
+	w := len(p.planes[0])
 	s := v.sign[i*w : (i+1)*w]
-	h := 0
-	for j, q := range p.sign {
-		h += bits.OnesCount64(q ^ s[j])
+	var pop, u0, u1, u2, u3 int
+	p0, p1, p2, p3 := p.planes[0][:len(s)], p.planes[1][:len(s)], p.planes[2][:len(s)], p.planes[3][:len(s)]
+	for j, b := range s {
+		pop += bits.OnesCount64(b)
+		u0 += bits.OnesCount64(p0[j] & b)
+		u1 += bits.OnesCount64(p1[j] & b)
+		u2 += bits.OnesCount64(p2[j] & b)
+		u3 += bits.OnesCount64(p3[j] & b)
 	}
-	return h
+	// The quantized query's sum over the negative coordinates of the vector.
+	neg := p.lo*float32(pop) + p.step*float32(u0+2*u1+4*u2+8*u3)
+	c := v.signDot[i]
+	if c <= 0 { // the zero vector: its cosine is 0, exactly
+		return 0, 0
+	}
+	est = (p.sum - 2*neg) * p.invSqrtP / c
+	// The two errors are independent: their deviations add in quadrature.
+	round := p.roundError / c
+	return est, float32(math.Sqrt(float64(max(1/(c*c)-1, 0)*p.invDims + round*round)))
 }
 
 // cosine is the int8 cosine of the probe with vector i.
@@ -252,12 +297,13 @@ func (p *probe) cosine(v *quantized, i int) float32 {
 	return min(max((s0+s1+s2+s3)*v.scale[i], -1), 1)
 }
 
-// screened is the cosine of the probe with vector i when its Hamming
-// distance is at most limit, and otherwise the estimate (then below the
-// threshold limit was made for); exact says which.
-func (p *probe) screened(v *quantized, i, limit int) (cos float32, exact bool) {
-	if h := p.hamming(v, i); h > limit {
-		return p.est[h], false
+// screened is the int8 cosine of the probe with vector i when its estimate
+// could be at or over threshold (within screenSigmas standard deviations),
+// and otherwise the estimate, then below threshold; exact says which.
+func (p *probe) screened(v *quantized, i int, threshold float32) (cos float32, exact bool) {
+	est, sigma := p.estimate(v, i)
+	if est+screenSigmas*sigma < threshold {
+		return est, false
 	}
 	return p.cosine(v, i), true
 }

@@ -118,9 +118,9 @@ func candidates(ctx context.Context, segs []*segment, dims int, q *search.Query,
 		return err
 	}
 	pr := rotationFor(dims).probe(q.Vector)
-	v.cosines(pr, pr.screen(q.Rules.SemanticThreshold))
+	v.cosines(pr, float32(q.Rules.SemanticThreshold))
 	if !q.NoRecordings {
-		limit := pr.screen(q.Rules.RecordingsThreshold)
+		limit := float32(q.Rules.RecordingsThreshold)
 		for _, p := range v {
 			p.recordings(pr, limit)
 		}
@@ -497,9 +497,9 @@ func (v view) df(term string) int {
 const parallelFrom = 8192
 
 // cosines writes the cosine of the probe with every visible document of each
-// part into its scratch: exactly (int8) for those within limit's Hamming
-// distance, estimated for the others.
-func (v view) cosines(pr *probe, limit int) {
+// part into its scratch: exactly (int8) for those that could reach the
+// threshold limit, estimated for the others (probe.screened).
+func (v view) cosines(pr *probe, limit float32) {
 	type task struct {
 		p  *part
 		sp span
@@ -555,7 +555,7 @@ func (v view) cosines(pr *probe, limit int) {
 	wg.Wait()
 }
 
-func (p *part) cosRange(pr *probe, limit int, start, end uint32) {
+func (p *part) cosRange(pr *probe, limit float32, start, end uint32) {
 	s, vecs := p.s, &p.x.docQ
 	for i := start; i < end; i++ {
 		cos, exact := pr.screened(vecs, int(i), limit)
@@ -567,10 +567,10 @@ func (p *part) cosRange(pr *probe, limit int, start, end uint32) {
 }
 
 // recordings computes the cosine of the probe with every readable recording
-// behind a visible document of the part, each once (exactly within limit's
-// Hamming distance): the distinct recordings are listed first, then scored on
-// every core when there are many.
-func (p *part) recordings(pr *probe, limit int) {
+// behind a visible document of the part, each once (exactly if it could reach
+// the threshold limit): the distinct recordings are listed first, then scored
+// on every core when there are many.
+func (p *part) recordings(pr *probe, limit float32) {
 	x, s := p.x, p.s
 	todo := s.recTodo[:0]
 	for _, sp := range p.spans {

@@ -38,9 +38,10 @@ import (
 //	           MinInt64 when never), title and content lengths (uint16s)
 //	vectors    the documents', then the recordings', each quantized
 //	           (quant.go): their int8 codes (padded each, padded the next
-//	           power of two of dims, at least 64), scales (float32s) and
-//	           sign bits (padded/64 uint64s each). Format 1 stored float32s,
-//	           dims each; it is read, and quantized as it is read.
+//	           power of two of dims, at least 64), scales and sign dot
+//	           products (float32s) and sign bits (padded/64 uint64s each).
+//	           Format 1 stored float32s, dims each; it is read, and
+//	           quantized as it is read.
 //	links      per document, the offset of its recordings (documents+1
 //	           uint32s), then the recording numbers
 //	postings   per term, the offset of its postings (terms+1 uint32s), then
@@ -189,6 +190,7 @@ func WriteSegment(w io.Writer, x *Index, deleted []string) (int64, uint32, error
 	for _, q := range []*quantized{&x.docQ, &x.recQ} {
 		sw.write(asBytes(q.code))
 		sw.write(asBytes(q.scale))
+		sw.write(asBytes(q.signDot))
 		sw.write(asBytes(q.sign))
 	}
 	sw.write(asBytes(x.docRecOff))
@@ -237,7 +239,7 @@ func segmentSize(format uint32, dims uint64, c [segmentCounts]uint64) (uint64, b
 	vector := dims * 4
 	if format >= 2 {
 		p := uint64(paddedDims(int(dims)))
-		vector = p + 4 + p/8
+		vector = p + 4 + 4 + p/8
 	}
 	add(docs, vector)
 	add(recs, vector)
@@ -383,6 +385,14 @@ func ReadSegment(r io.Reader, size int64, e search.Embedder) (*Index, []string, 
 			for _, f := range q.scale {
 				if !(f >= 0 && f <= math.MaxFloat32) {
 					return fmt.Errorf("%w: a vector's scale is %v", ErrSegment, f)
+				}
+			}
+			if q.signDot, err = readArray[float32](sr, n); err != nil {
+				return err
+			}
+			for _, f := range q.signDot {
+				if !(f >= 0 && f <= 1.01) { // at most the unit vector's length
+					return fmt.Errorf("%w: a vector's sign dot product is %v", ErrSegment, f)
 				}
 			}
 			q.sign, err = readArray[uint64](sr, n*padded/64)
