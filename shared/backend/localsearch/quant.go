@@ -8,7 +8,7 @@ import (
 )
 
 // Vectors are held quantized, in two forms made from one rotation of the
-// vector (RaBitQ's and SimHash's recipe):
+// vector (RaBitQ's recipe):
 //
 //   - the rotation: the vector, padded with zeros to a power of two
 //     (padded), is multiplied by random signs and by the normalised
