@@ -257,8 +257,13 @@ func (r *rotation) probe(q []float32) *probe {
 }
 
 // estimate is the estimated cosine of the probe with vector i, and the
-// standard deviation of its error.
-func (p *probe) estimate(v *quantized, i int) (est, sigma float32) {
+// variance of its error (a square root per vector is left to whoever needs
+// the deviation itself).
+func (p *probe) estimate(v *quantized, i int) (est, variance float32) {
+	c := v.signDot[i]
+	if c <= 0 { // the zero vector: its cosine is 0, exactly
+		return 0, 0
+	}
 	w := len(p.planes[0])
 	s := v.sign[i*w : (i+1)*w]
 	var pop, u0, u1, u2, u3 int
@@ -272,14 +277,10 @@ func (p *probe) estimate(v *quantized, i int) (est, sigma float32) {
 	}
 	// The quantized query's sum over the negative coordinates of the vector.
 	neg := p.lo*float32(pop) + p.step*float32(u0+2*u1+4*u2+8*u3)
-	c := v.signDot[i]
-	if c <= 0 { // the zero vector: its cosine is 0, exactly
-		return 0, 0
-	}
 	est = (p.sum - 2*neg) * p.invSqrtP / c
-	// The two errors are independent: their deviations add in quadrature.
+	// The two errors are independent: their variances add.
 	round := p.roundError / c
-	return est, float32(math.Sqrt(float64(max(1/(c*c)-1, 0)*p.invDims + round*round)))
+	return est, max(1/(c*c)-1, 0)*p.invDims + round*round
 }
 
 // cosine is the int8 cosine of the probe with vector i.
@@ -301,8 +302,9 @@ func (p *probe) cosine(v *quantized, i int) float32 {
 // could be at or over threshold (within screenSigmas standard deviations),
 // and otherwise the estimate, then below threshold; exact says which.
 func (p *probe) screened(v *quantized, i int, threshold float32) (cos float32, exact bool) {
-	est, sigma := p.estimate(v, i)
-	if est+screenSigmas*sigma < threshold {
+	est, variance := p.estimate(v, i)
+	// est + screenSigmas·σ < threshold, without a square root.
+	if gap := threshold - est; gap > 0 && gap*gap > screenSigmas*screenSigmas*variance {
 		return est, false
 	}
 	return p.cosine(v, i), true

@@ -65,12 +65,13 @@ func TestEstimateError(t *testing.T) {
 		pr := r.probe(q)
 		var sq, stated float64
 		for i, v := range vs {
-			est, sigma := pr.estimate(&x, i)
+			est, variance := pr.estimate(&x, i)
+			sigma := math.Sqrt(float64(variance))
 			err := float64(est) - dot(q, v)
 			sq += err * err
-			stated += float64(sigma)
-			if math.Abs(err) > 5*float64(sigma) {
-				t.Errorf("%d dimensions: an estimate off by %.3f, %.1f of its stated deviations", dims, err, math.Abs(err)/float64(sigma))
+			stated += sigma
+			if math.Abs(err) > 5*sigma {
+				t.Errorf("%d dimensions: an estimate off by %.3f, %.1f of its stated deviations", dims, err, math.Abs(err)/sigma)
 			}
 		}
 		rms, mean := math.Sqrt(sq/n), stated/n
