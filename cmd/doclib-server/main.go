@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"github.com/doclib/doclib/shared/backend/localsearch"
 	"github.com/doclib/doclib/shared/backend/memory"
 	"github.com/doclib/doclib/shared/backend/opensearch"
+	"github.com/doclib/doclib/shared/clients/mcpserver"
 	"github.com/doclib/doclib/shared/data/dataset"
 	"github.com/doclib/doclib/shared/data/demo"
 	"github.com/doclib/doclib/shared/httpapi"
@@ -131,7 +133,8 @@ func serve(ctx context.Context, c config, getenv func(string) string, stdout, st
 	}
 	svc := service.New(store, nil, service.WithSearch(searcher, ledger), service.WithLogger(logger), service.WithAccountHelp(help))
 	cfg := httpapi.Config{Service: svc, KeyLimit: c.keyLimit, IPLimit: c.ipLimit,
-		Window: c.window, Logger: logger, MemoBytes: c.memoMB << 20}
+		Window: c.window, Logger: logger, MemoBytes: c.memoMB << 20,
+		MCP: func(api http.Handler) http.Handler { return mcpserver.Handler(api, "", logger) }}
 	if c.memoMB <= 0 {
 		cfg.MemoBytes = -1
 	}
@@ -166,6 +169,7 @@ func serve(ctx context.Context, c config, getenv func(string) string, stdout, st
 
 func printBanner(w io.Writer, base, source string, d *doclib.DataSet, loaded time.Duration, isDemo bool) {
 	fmt.Fprintf(w, "doclib read API at %s\n", base)
+	fmt.Fprintf(w, "MCP (streamable HTTP, for AI agents; docs/mcp.md) at %s%s\n", base, httpapi.MCPPath)
 	fmt.Fprintf(w, "Serving %s: %d workspaces, %d libraries, %d documents, %d edges, %d recordings (loaded in %s).\n\n",
 		source, len(d.Workspaces), len(d.Libraries), len(d.Documents), len(d.Edges), len(d.Recordings), loaded.Round(time.Millisecond))
 	if !isDemo {

@@ -10,12 +10,6 @@ import (
 
 	"github.com/doclib/doclib/shared/aws/apigw"
 	"github.com/doclib/doclib/shared/aws/lambdaapp"
-	"github.com/doclib/doclib/shared/backend/dynamo"
-	"github.com/doclib/doclib/shared/backend/opensearch"
-	"github.com/doclib/doclib/shared/backend/s3blobs"
-	"github.com/doclib/doclib/shared/search"
-	"github.com/doclib/doclib/shared/service"
-	"github.com/doclib/doclib/shared/settings"
 	"github.com/doclib/doclib/shared/wiring"
 )
 
@@ -29,41 +23,9 @@ func main() {
 // OpenSearch it makes no network call (the index is checked before the
 // first search); on the embedded tier it loads the snapshot in service.
 func newHandler(ctx context.Context, getenv func(string) string, log *slog.Logger) (any, error) {
-	api, err := settings.APIFromEnv(getenv) // the table, the per-key and per-IP limits
+	s, err := wiring.SearchFunction(ctx, getenv, log) // the table, Bedrock, the search tier
 	if err != nil {
 		return nil, err
 	}
-	ss := settings.SearchFromEnv(getenv)
-	if err := ss.Validate(); err != nil {
-		return nil, err
-	}
-	t, err := dynamo.Connect(ctx, api.Table)
-	if err != nil {
-		return nil, err
-	}
-	embedder, err := wiring.Embedder(ctx, ss.Embedder) // Bedrock in the stack
-	if err != nil {
-		return nil, err
-	}
-	var backend search.Backend
-	if ss.Embedded() { // DOCLIB_SEARCH=embedded: the engine over the indexer's snapshots
-		var blobs *s3blobs.Blobs
-		if blobs, err = s3blobs.Connect(ctx, ss.Snapshots.Bucket); err == nil {
-			backend, err = wiring.SnapshotFollower(ctx, blobs, ss.Snapshots.Poll, embedder, log)
-		}
-	} else { // OpenSearch, its index checked before the first search
-		var b *opensearch.Backend
-		b, err = wiring.OpenSearch(ctx, ss.OpenSearch, embedder)
-		backend = &opensearch.Checked{Backend: b}
-	}
-	if err != nil {
-		return nil, err
-	}
-	searcher, err := ss.Rules.Searcher(backend, embedder)
-	if err != nil {
-		return nil, err
-	}
-	searcher.EmbedBudget = search.DefaultEmbedBudget // a slow embedding fails the search as unavailable
-	svc := service.New(dynamo.NewStore(t), nil, service.WithSearch(searcher, dynamo.NewLedger(t)), service.WithLogger(log), service.WithAccountHelp(api.AccountHelp))
-	return apigw.NewFunction(api, svc, dynamo.NewLimiter(t), log), nil
+	return apigw.NewFunction(s.API, s.Service, s.Limiter, log), nil
 }

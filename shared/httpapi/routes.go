@@ -65,5 +65,8 @@ func (s *server) routes() {
 	if len(handlers) != len(Routes) {
 		panic("httpapi: a handler has no entry in Routes")
 	}
+	if s.mcp != nil {
+		s.mux.Handle(MCPPath, post(s.mcp))
+	}
 	s.mux.Handle("/", http.HandlerFunc(notFound))
 }

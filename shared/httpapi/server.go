@@ -55,12 +55,20 @@ type Config struct {
 	// (doclib.Versioned; memo.go): 0 is DefaultMemoBytes, below 0 keeps
 	// none. Other stores keep none whatever it says.
 	MemoBytes int
+	// MCP, when set, makes POST /mcp an endpoint (MCPPath): the handler it
+	// returns serves MCP's streamable HTTP there, behind the same IP limit,
+	// key and key limit as every route, so that one POST counts once. It
+	// is given the API's handler for the calls that request makes in
+	// process: the same routes and service, acting for the request's
+	// principal, counted against no limit again (mcp.go).
+	MCP func(api http.Handler) http.Handler
 }
 
 type server struct {
 	Config
 	mux  *http.ServeMux
-	memo *memo // nil: answers are not kept
+	memo *memo        // nil: answers are not kept
+	mcp  http.Handler // nil: /mcp is no endpoint
 }
 
 // NewServer returns the API's handler.
@@ -95,6 +103,9 @@ func NewServer(cfg Config) http.Handler {
 	}
 	if s.Authenticate == nil {
 		s.Authenticate = s.bearerKey
+	}
+	if cfg.MCP != nil {
+		s.mcp = cfg.MCP(inProcess(cfg))
 	}
 	s.routes()
 	// Outermost first: every response gets an ID and a log line, a panic anywhere

@@ -15,6 +15,7 @@
 package mcpserver
 
 import (
+	"context"
 	"io"
 	"log/slog"
 
@@ -67,12 +68,29 @@ func newServer(c *client.Client, version string, logger *slog.Logger, unavailabl
 
 // tools holds what every tool handler needs.
 type tools struct {
+	// c calls the API; a request's own client in the context wins
+	// (withClient: Handler's tools act for the key of each request).
 	c   *client.Client
 	log *slog.Logger
 	// inputs are the tools' input schemas, by name (see addTool).
 	inputs map[string]*jsonschema.Schema
 	// unavailable, when set, is the answer to every tool call.
 	unavailable string
+}
+
+type clientKey struct{}
+
+// withClient makes c the client of the tool calls that ctx carries.
+func withClient(ctx context.Context, c *client.Client) context.Context {
+	return context.WithValue(ctx, clientKey{}, c)
+}
+
+// client is the API client of a tool call.
+func (t *tools) client(ctx context.Context) *client.Client {
+	if c, ok := ctx.Value(clientKey{}).(*client.Client); ok {
+		return c
+	}
+	return t.c
 }
 
 // readOnly marks every tool: none changes anything (a search spends credit,

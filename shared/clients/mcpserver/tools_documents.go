@@ -82,7 +82,7 @@ Use it to browse a library, or to find documents when search is unavailable. Rea
 }
 
 func (t *tools) getDocument(ctx context.Context, _ *mcp.CallToolRequest, in getDocumentInput) (*mcp.CallToolResult, *api.Document, error) {
-	d, err := t.c.Document(ctx, in.ID)
+	d, err := t.client(ctx).Document(ctx, in.ID)
 	if err != nil {
 		return nil, nil, t.toolError(ctx, "get_document", err)
 	}
@@ -139,7 +139,7 @@ func normaliseDocument(d *api.Document) {
 }
 
 func (t *tools) listDocuments(ctx context.Context, _ *mcp.CallToolRequest, in listDocumentsInput) (*mcp.CallToolResult, *listDocumentsOutput, error) {
-	page, err := t.c.Documents(ctx, in.Library, client.DocumentsParams{
+	page, err := t.client(ctx).Documents(ctx, in.Library, client.DocumentsParams{
 		Page:     client.Page{Page: in.Page, PageSize: in.PageSize},
 		Category: in.Category, Tag: in.Tag, Application: in.Application, Search: in.Search,
 	})

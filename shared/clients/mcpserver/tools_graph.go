@@ -65,7 +65,7 @@ Use it to answer "what comes next / before / instead" and to plan a sequence of 
 }
 
 func (t *tools) traverse(ctx context.Context, _ *mcp.CallToolRequest, in traverseInput) (*mcp.CallToolResult, *traverseOutput, error) {
-	tr, err := t.c.Traverse(ctx, in.ID, client.TraverseParams{Direction: in.Direction, Label: in.Label, Depth: in.Depth})
+	tr, err := t.client(ctx).Traverse(ctx, in.ID, client.TraverseParams{Direction: in.Direction, Label: in.Label, Depth: in.Depth})
 	if err != nil {
 		return nil, nil, t.toolError(ctx, "traverse_graph", err)
 	}

@@ -64,7 +64,7 @@ Use it to choose filter values: the names returned are exactly what the category
 }
 
 func (t *tools) listLibraries(ctx context.Context, _ *mcp.CallToolRequest, _ listLibrariesInput) (*mcp.CallToolResult, *api.LibraryList, error) {
-	libs, err := t.c.Libraries(ctx)
+	libs, err := t.client(ctx).Libraries(ctx)
 	if err != nil {
 		return nil, nil, t.toolError(ctx, "list_libraries", err)
 	}
@@ -103,7 +103,7 @@ func (t *tools) getLibrary(ctx context.Context, _ *mcp.CallToolRequest, in getLi
 	if len(include) == 0 {
 		include = labelKinds
 	}
-	lib, err := t.c.Library(ctx, in.Library)
+	lib, err := t.client(ctx).Library(ctx, in.Library)
 	if err != nil {
 		return nil, nil, t.toolError(ctx, "get_library", err)
 	}
@@ -112,21 +112,21 @@ func (t *tools) getLibrary(ctx context.Context, _ *mcp.CallToolRequest, in getLi
 	out := &getLibraryOutput{Library: *lib}
 	out.Library.Categories, out.Library.Tags = nonNil(lib.Categories), nonNil(lib.Tags)
 	if slices.Contains(include, "tags") {
-		r, err := t.c.Tags(ctx, lib.ID)
+		r, err := t.client(ctx).Tags(ctx, lib.ID)
 		if err != nil {
 			return nil, nil, t.toolError(ctx, "get_library", err)
 		}
 		out.Tags = nonNil(r.Tags)
 	}
 	if slices.Contains(include, "categories") {
-		r, err := t.c.Categories(ctx, lib.ID)
+		r, err := t.client(ctx).Categories(ctx, lib.ID)
 		if err != nil {
 			return nil, nil, t.toolError(ctx, "get_library", err)
 		}
 		out.Categories = nonNil(r.Categories)
 	}
 	if slices.Contains(include, "applications") {
-		r, err := t.c.Applications(ctx, lib.ID)
+		r, err := t.client(ctx).Applications(ctx, lib.ID)
 		if err != nil {
 			return nil, nil, t.toolError(ctx, "get_library", err)
 		}

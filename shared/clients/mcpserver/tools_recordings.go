@@ -38,7 +38,7 @@ Needs recording-details access on the API key; without it the call fails with fo
 }
 
 func (t *tools) sourceRecordings(ctx context.Context, _ *mcp.CallToolRequest, in recordingsInput) (*mcp.CallToolResult, *api.SourceRecordings, error) {
-	r, err := t.c.SourceRecordings(ctx, in.ID, client.Page{Page: in.Page, PageSize: in.PageSize})
+	r, err := t.client(ctx).SourceRecordings(ctx, in.ID, client.Page{Page: in.Page, PageSize: in.PageSize})
 	if err != nil {
 		return nil, nil, t.toolError(ctx, "get_source_recordings", err)
 	}

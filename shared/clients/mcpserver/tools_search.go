@@ -78,13 +78,13 @@ func (t *tools) search(ctx context.Context, _ *mcp.CallToolRequest, in searchInp
 	if in.LibraryID != "" && !strings.HasPrefix(in.LibraryID, "lib_") {
 		// The API's libraryId takes only an ID; every other tool takes a
 		// slug too, so resolve it the way they do.
-		l, err := t.c.Library(ctx, in.LibraryID)
+		l, err := t.client(ctx).Library(ctx, in.LibraryID)
 		if err != nil {
 			return nil, nil, t.toolError(ctx, "search_documents", err)
 		}
 		in.LibraryID = l.ID
 	}
-	res, err := t.c.Search(ctx, client.SearchParams{
+	res, err := t.client(ctx).Search(ctx, client.SearchParams{
 		Page:  client.Page{Page: in.Page, PageSize: in.PageSize},
 		Query: in.Query, LibraryID: in.LibraryID, Category: in.Category, Tag: in.Tag, Application: in.Application,
 	})
