@@ -126,6 +126,14 @@ func (s *server) limitKey(next http.Handler) http.Handler {
 					s.Logger.WarnContext(r.Context(), "rate limiter: release of IP quota failed", "error", err)
 				}
 			}
+			if s.mcp != nil && r.URL.Path == MCPPath {
+				// An agent reads a refused tool call best as a tool error:
+				// the request goes on, and every call it makes answers
+				// this 429 (mcp.go). It reads nothing and spends nothing.
+				wait, err := s.limitError(q, "this API key", s.KeyLimit)
+				next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), refusedKey, &refusal{wait: wait, err: err})))
+				return
+			}
 			s.rateLimited(w, r, q, "this API key", s.KeyLimit)
 			return
 		}
@@ -145,12 +153,18 @@ func setQuotaHeaders(h http.Header, q doclib.Quota) {
 }
 
 func (s *server) rateLimited(w http.ResponseWriter, r *http.Request, q doclib.Quota, who string, limit int) {
+	wait, err := s.limitError(q, who, limit)
+	w.Header().Set("Retry-After", strconv.Itoa(wait))
+	s.writeError(w, r, err)
+}
+
+// limitError is the 429 of a refused quota and the seconds to wait.
+func (s *server) limitError(q doclib.Quota, who string, limit int) (int, error) {
 	wait := int(math.Ceil(q.Reset.Sub(s.Now()).Seconds()))
 	wait = max(wait, 1)
-	w.Header().Set("Retry-After", strconv.Itoa(wait))
-	s.writeError(w, r, doclib.Errorf(doclib.ERateLimited,
+	return wait, doclib.Errorf(doclib.ERateLimited,
 		"Too many requests from %s: the limit is %d per %s. Wait %d %s (see Retry-After) and retry.",
-		who, limit, windowWords(s.Window), wait, doclib.Plural(wait, "second", "seconds")))
+		who, limit, windowWords(s.Window), wait, doclib.Plural(wait, "second", "seconds"))
 }
 
 func windowWords(d time.Duration) string {

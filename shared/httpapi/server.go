@@ -135,6 +135,7 @@ const (
 	keyTakeKey
 	memoKey
 	accessKey
+	refusedKey
 )
 
 // ipTake is what the per-IP limit took for a request, so that the per-key limit

@@ -37,6 +37,16 @@ func Service(now func() time.Time) (*doclib.DataSet, *service.Service, error) {
 
 // ServiceOf is the service, with search, over any data set d.
 func ServiceOf(d *doclib.DataSet, now func() time.Time) (*service.Service, error) {
+	searcher, err := Searcher(d)
+	if err != nil {
+		return nil, err
+	}
+	return service.New(memory.New(d), now, service.WithSearch(searcher, memory.NewLedger(d.Workspaces))), nil
+}
+
+// Searcher is the embedded search over d with the offline embedder, as
+// doclib-server builds it by default.
+func Searcher(d *doclib.DataSet) (*search.Searcher, error) {
 	e, err := offline.NewHashing(0, nil)
 	if err != nil {
 		return nil, err
@@ -45,8 +55,7 @@ func ServiceOf(d *doclib.DataSet, now func() time.Time) (*service.Service, error
 	if err != nil {
 		return nil, err
 	}
-	searcher := &search.Searcher{Backend: search.Local{Retriever: idx}, Embedder: search.Cached(e, 0), Rules: search.DefaultRules(e.ID())}
-	return service.New(memory.New(d), now, service.WithSearch(searcher, memory.NewLedger(d.Workspaces))), nil
+	return &search.Searcher{Backend: search.Local{Retriever: idx}, Embedder: search.Cached(e, 0), Rules: search.DefaultRules(e.ID())}, nil
 }
 
 // Handler is the API's handler on the demo data, with cfg's settings (its
