@@ -1,8 +1,12 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -81,4 +85,42 @@ func BenchmarkClientGetDocument(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// benchRemote posts one tools/call to the API's own /mcp (Handler) per
+// iteration, as an agent's client does: a new stateless session per POST,
+// the tool's API calls made in process. The answer is checked to be a
+// successful tool result.
+func benchRemote(b *testing.B, key, name string, args map[string]any) {
+	_, svc, err := demoapi.Service(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := httpapi.NewServer(httpapi.Config{Service: svc,
+		MCP: func(api http.Handler) http.Handler { return Handler(api, "bench", nil) }})
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+		"params": map[string]any{"name": name, "arguments": args}})
+	b.ReportAllocs()
+	for b.Loop() {
+		r := httptest.NewRequest("POST", httpapi.MCPPath, bytes.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		r.Header.Set("Authorization", "Bearer "+key)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != http.StatusOK || bytes.Contains(w.Body.Bytes(), []byte(`"isError":true`)) {
+			b.Fatalf("%s: %d %.300s", name, w.Code, w.Body.Bytes())
+		}
+	}
+}
+
+// BenchmarkRemoteGetDocument is BenchmarkToolGetDocument through POST /mcp.
+func BenchmarkRemoteGetDocument(b *testing.B) {
+	benchRemote(b, keyFull, "get_document", map[string]any{"id": "doc_it_001"})
+}
+
+// BenchmarkRemoteSearchDocuments is BenchmarkToolSearchDocuments through
+// POST /mcp.
+func BenchmarkRemoteSearchDocuments(b *testing.B) {
+	benchRemote(b, "dlk_demo_own_provider", "search_documents", map[string]any{"query": "recruit study participants", "pageSize": 10})
 }
