@@ -114,6 +114,9 @@ func TestFunctionsStartAndAnswerAnEvent(t *testing.T) {
 		{lambdaapp.FunctionLibraries, "apigw-libraries.json", proxyAnswer(200, `"lib_it"`, true), nil, true},
 		{lambdaapp.FunctionDocuments, "apigw-document.json", proxyAnswer(200, `"edges"`, true), nil, true},
 		{lambdaapp.FunctionSearch, "apigw-search.json", proxyAnswer(200, `"documents"`, true), nil, true},
+		// A tools/call of search_documents posted to /mcp: the mcp function
+		// has the search function's environment, and searches the same way.
+		{lambdaapp.FunctionMCP, "apigw-mcp.json", proxyAnswer(200, `"hits":[{`, true), nil, true},
 		// The stack's BUFFERED integration (-c responseStreaming=false).
 		{lambdaapp.FunctionDocuments, "apigw-document.json", proxyAnswer(200, `"edges"`, false),
 			map[string]string{settings.EnvResponseTransfer: settings.TransferBuffered}, false},

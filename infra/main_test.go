@@ -57,10 +57,10 @@ func TestSynthWithoutCLI(t *testing.T) {
 			t.Errorf("%d %s in the template", types[typ], typ)
 		}
 	}
-	if types["AWS::Lambda::Function"] != 5 {
+	if types["AWS::Lambda::Function"] != 6 {
 		t.Errorf("%d functions", types["AWS::Lambda::Function"])
 	}
-	for _, name := range []string{"libraries", "documents", "search", "authorizer", "indexer"} {
+	for _, name := range []string{"libraries", "documents", "search", "mcp", "authorizer", "indexer"} {
 		if _, err := os.Stat(filepath.Join(out, "doclib-functions", name, "bootstrap")); err != nil {
 			t.Errorf("function %s was not built: %v", name, err)
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -15,6 +16,7 @@ import (
 
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/aws/apigw"
+	"github.com/doclib/doclib/shared/aws/lambdaapp"
 	"github.com/doclib/doclib/shared/httpapi"
 )
 
@@ -49,9 +51,21 @@ type api struct {
 	accessLogs awslogs.LogGroup
 }
 
-// newAPI builds the REST API: one resource per route of httpapi.Routes, each
-// with a single ANY method (see addRoutes), the REQUEST authorizer, the
-// gateway responses in the API's error shape and a usage plan per tier.
+// mcpRoute is the MCP endpoint, POST /mcp (httpapi.MCPPath), served by the
+// mcp function: the one path of the API that takes a request body. It is
+// not in httpapi.Routes, whose routes are the read API's GET routes.
+var mcpRoute = httpapi.Route{Path: httpapi.MCPPath, Group: lambdaapp.FunctionMCP}
+
+// apiRoutes are the paths the REST API has a method on: every route of
+// httpapi.Routes, then /mcp. Each route's group names the function that
+// serves it.
+func apiRoutes() []httpapi.Route {
+	return append(slices.Clone(httpapi.Routes), mcpRoute)
+}
+
+// newAPI builds the REST API: one resource per path of apiRoutes, each with
+// a single ANY method (see addRoutes), the REQUEST authorizer, the gateway
+// responses in the API's error shape and a usage plan per tier.
 func newAPI(s awscdk.Stack, cfg Config, fns map[string]*function) *api {
 	methodRate, methodBurst := cfg.MethodThrottle()
 	accessLogs := awslogs.NewLogGroup(s, jsii.String("ApiAccessLogs"), &awslogs.LogGroupProps{Retention: cfg.retention(), RemovalPolicy: cfg.removal()})
@@ -135,7 +149,7 @@ func newAPI(s awscdk.Stack, cfg Config, fns map[string]*function) *api {
 	return a
 }
 
-// addRoutes declares exactly the resources of httpapi.Routes (and the parent
+// addRoutes declares exactly the resources of apiRoutes (and the parent
 // segments API Gateway needs to hold them, which get no method).
 //
 // Each route has one method, ANY, not GET and HEAD: docs/api.md wants any
@@ -143,9 +157,13 @@ func newAPI(s awscdk.Stack, cfg Config, fns map[string]*function) *api {
 // authentication, with Allow: GET, and only the handler can do that. With
 // GET alone, API Gateway would refuse a POST itself, before the authorizer
 // runs, as MISSING_AUTHENTICATION_TOKEN. The handler serves GET and HEAD.
+// /mcp is the same the other way round: its function serves POST and
+// answers any other method 405 with Allow: POST, after the authorizer, the
+// usage plans and the key's limit, as the routes do. So POST reaches a
+// function on every path, and only the mcp function's handler serves it.
 func (a *api) addRoutes(fns map[string]*function, authorizer awsapigateway.IAuthorizer, keyRequired bool) {
 	integrations := map[string]awsapigateway.LambdaIntegration{}
-	for _, rt := range httpapi.Routes {
+	for _, rt := range apiRoutes() {
 		f, ok := fns[rt.Group]
 		if !ok {
 			panic("stack: route " + rt.Path + " is served by group " + rt.Group + ", which has no function")
@@ -228,7 +246,7 @@ func GatewayResponses(cfg Config) []GatewayResponse {
 	const (
 		useKey  = "Send your API key in the Authorization header: Authorization: Bearer <API_KEY>."
 		retry   = "The service is unavailable just now. Retry in a few seconds."
-		getOnly = "This API serves GET requests without a body."
+		getOnly = "This API serves GET requests without a body, and POST /mcp with one JSON-RPC message."
 		checkIt = "Check the request against the API reference."
 	)
 	return []GatewayResponse{

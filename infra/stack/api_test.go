@@ -20,13 +20,14 @@ import (
 )
 
 // TestAPIResourcesAreTheRoutes checks that API Gateway knows exactly the
-// paths of httpapi.Routes (and the parent segments holding them), and that
-// each route has one method, ANY, proxied to its group's function behind the
-// REQUEST authorizer with a required API key.
+// paths of httpapi.Routes and /mcp (and the parent segments holding them),
+// and that each has one method, ANY, proxied to its group's function (/mcp:
+// the mcp function) behind the REQUEST authorizer with a required API key.
 //
-// ANY, not GET: docs/api.md wants a wrong method on a known path to answer
-// 405 method_not_allowed after authentication, which only the handler can do;
-// API Gateway would refuse a method it does not know before the authorizer.
+// ANY, not GET (or POST on /mcp): docs/api.md wants a wrong method on a known
+// path to answer 405 method_not_allowed after authentication, which only the
+// handler can do; API Gateway would refuse a method it does not know before
+// the authorizer.
 func TestAPIResourcesAreTheRoutes(t *testing.T) {
 	for _, variant := range []map[string]any{defaultContext, customContext} {
 		s := synth(t, variant)
@@ -61,7 +62,8 @@ func TestAPIResourcesAreTheRoutes(t *testing.T) {
 
 		want := map[string]bool{}
 		groupOf := map[string]string{}
-		for _, rt := range httpapi.Routes {
+		routes := append(slices.Clone(httpapi.Routes), httpapi.Route{Path: httpapi.MCPPath, Group: lambdaapp.FunctionMCP})
+		for _, rt := range routes {
 			groupOf[rt.Path] = rt.Group
 			segs := strings.Split(strings.TrimPrefix(rt.Path, "/"), "/")
 			for i := range segs {
@@ -127,8 +129,11 @@ func TestAPIResourcesAreTheRoutes(t *testing.T) {
 					in["ResponseTransferMode"], group, s.cfg.transferMode())
 			}
 		}
-		if n := len(s.resources("AWS::ApiGateway::Method")); n != len(httpapi.Routes) {
-			t.Errorf("%d methods for %d routes", n, len(httpapi.Routes))
+		if n := len(s.resources("AWS::ApiGateway::Method")); n != len(routes) {
+			t.Errorf("%d methods for %d routes and /mcp", n, len(routes))
+		}
+		if byPath[httpapi.MCPPath] == "" || len(methods[httpapi.MCPPath]) != 1 {
+			t.Errorf("no resource %s with one method (resources %v)", httpapi.MCPPath, got)
 		}
 	}
 }
@@ -263,6 +268,12 @@ func TestWAF(t *testing.T) {
 		rate := rule["Statement"].(map[string]any)["RateBasedStatement"].(map[string]any)
 		if rate["Limit"] != float64(s.cfg.IPLimit) || rate["EvaluationWindowSec"] != float64(60) || rate["AggregateKeyType"] != "IP" {
 			t.Errorf("rate rule %v, want %d per IP per 60 s", rate, s.cfg.IPLimit)
+		}
+		// The rule counts by IP and looks at nothing else: no scope-down
+		// statement or custom key that could match a body, so a POST to /mcp
+		// passes it whatever its JSON-RPC message holds.
+		if len(rule["Statement"].(map[string]any)) != 1 || len(rate) != 3 {
+			t.Errorf("rate rule %v: want a rate-based statement on the IP alone, which inspects no part of a request", rule["Statement"])
 		}
 		// A plain Block: a WAF custom response would take precedence over the
 		// WAF_FILTERED gateway response (429 rate_limited, Retry-After, and the
@@ -448,7 +459,7 @@ func TestResponseTransfer(t *testing.T) {
 			t.Errorf("streaming %v: MinimumCompressionSize %v (set %v); want it only when buffered, at %d",
 				s.cfg.ResponseStreaming, got, set, httpapi.MinCompressBytes)
 		}
-		for _, name := range []string{lambdaapp.FunctionLibraries, lambdaapp.FunctionDocuments, lambdaapp.FunctionSearch, lambdaapp.FunctionAuthorizer} {
+		for _, name := range []string{lambdaapp.FunctionLibraries, lambdaapp.FunctionDocuments, lambdaapp.FunctionSearch, lambdaapp.FunctionMCP, lambdaapp.FunctionAuthorizer} {
 			var timeout float64
 			for _, f := range s.resources("AWS::Lambda::Function") {
 				if f.ID == s.functionID(t, name) {

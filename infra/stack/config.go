@@ -13,7 +13,6 @@ import (
 	"github.com/doclib/doclib/infra/domainsizes"
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/aws/lambdaapp"
-	"github.com/doclib/doclib/shared/httpapi"
 	"github.com/doclib/doclib/shared/settings"
 )
 
@@ -514,8 +513,9 @@ func (c Config) ResourcePrefix() string { return "doclib-" + c.Customer }
 // spare for the gateway's best-effort counting.
 const planHeadroom = 2
 
-// stageMethods is the number of methods of the stage: one ANY per route.
-func stageMethods() int { return len(httpapi.Routes) }
+// stageMethods is the number of methods of the stage: one ANY per route of
+// apiRoutes, /mcp's included.
+func stageMethods() int { return len(apiRoutes()) }
 
 // MethodThrottle is each method's share of the stage's limits: its rate (in
 // requests per second, cut to hundredths) and its burst, so that the

@@ -187,25 +187,27 @@ func TestSnapshotBucket(t *testing.T) {
 	}
 }
 
-// TestEmbeddedLeastPrivilege: the search role reads the snapshots, the
-// indexer reads and writes them (and aborts the multipart upload of one
-// that fails) and deletes retired segments only, the search role deletes
-// nothing, and no other role has any S3 right.
+// TestEmbeddedLeastPrivilege: the search and MCP roles read the snapshots,
+// the indexer reads and writes them (and aborts the multipart upload of one
+// that fails) and deletes retired segments only, the search and MCP roles
+// delete nothing, and no other role has any S3 right.
 func TestEmbeddedLeastPrivilege(t *testing.T) {
 	for _, variant := range []map[string]any{embeddedContext, embeddedTestContext} {
 		s := synth(t, variant)
 		bucket := "<" + s.one(t, "AWS::S3::Bucket").ID + ".Arn>"
 		objects, segments := bucket+"/snapshots/*", bucket+"/snapshots/segments/*"
 		grants := s.s3Grants()
-		search, indexer := s.roleOf(t, lambdaapp.FunctionSearch), s.roleOf(t, lambdaapp.FunctionIndexer)
+		search, mcp, indexer := s.roleOf(t, lambdaapp.FunctionSearch), s.roleOf(t, lambdaapp.FunctionMCP), s.roleOf(t, lambdaapp.FunctionIndexer)
+		reads := []string{"s3:GetObject " + objects, "s3:GetObjectVersion " + objects, "s3:ListBucket " + bucket}
 		want := map[string][]string{
-			search:  {"s3:GetObject " + objects, "s3:GetObjectVersion " + objects, "s3:ListBucket " + bucket},
+			search:  reads,
+			mcp:     reads, // its tools search the same index
 			indexer: {"s3:AbortMultipartUpload " + objects, "s3:DeleteObject " + segments, "s3:GetObject " + objects, "s3:GetObjectVersion " + objects, "s3:ListBucket " + bucket, "s3:PutObject " + objects},
 		}
 		// Every other role: the other functions', the operators', API
 		// Gateway's logging role and (retain=false) the auto-delete one.
 		for _, r := range s.resources("AWS::IAM::Role") {
-			if r.ID != search && r.ID != indexer {
+			if _, ok := want[r.ID]; !ok {
 				want[r.ID] = nil
 			}
 		}
@@ -221,8 +223,8 @@ func TestEmbeddedLeastPrivilege(t *testing.T) {
 		}
 		// Spelled out, for whoever reads a failure.
 		has := func(role, grant string) bool { return slices.Contains(grants[role], grant) }
-		if has(search, "s3:PutObject "+objects) {
-			t.Errorf("%v: the search function may write snapshots", variant)
+		if has(search, "s3:PutObject "+objects) || has(mcp, "s3:PutObject "+objects) {
+			t.Errorf("%v: the search or MCP function may write snapshots", variant)
 		}
 		for _, g := range grants[indexer] {
 			if strings.Contains(g, "Delete") && g != "s3:DeleteObject "+segments {
@@ -237,8 +239,9 @@ func TestEmbeddedLeastPrivilege(t *testing.T) {
 	}
 }
 
-// TestEmbeddedFunctions: the variables the Go side reads, the memory, the one
-// snapshot writer and its stream batching.
+// TestEmbeddedFunctions: the variables the Go side reads, the memory (the
+// search and MCP functions: searchMemoryMb), the one snapshot writer and its
+// stream batching.
 func TestEmbeddedFunctions(t *testing.T) {
 	for _, variant := range []map[string]any{embeddedContext, embeddedTestContext} {
 		s := synth(t, variant)
@@ -258,6 +261,7 @@ func TestEmbeddedFunctions(t *testing.T) {
 			lambdaapp.FunctionLibraries:  mergeStr(table, limits),
 			lambdaapp.FunctionDocuments:  mergeStr(table, limits),
 			lambdaapp.FunctionSearch:     mergeStr(table, limits, tier),
+			lambdaapp.FunctionMCP:        mergeStr(table, limits, tier),
 			lambdaapp.FunctionAuthorizer: mergeStr(table, map[string]string{settings.EnvCustomer: s.cfg.Customer}),
 			lambdaapp.FunctionIndexer:    indexer,
 		}
@@ -282,8 +286,12 @@ func TestEmbeddedFunctions(t *testing.T) {
 			}
 			return nil
 		}
-		if m := fn(lambdaapp.FunctionSearch)["MemorySize"]; m != float64(s.cfg.SearchMemoryMB) {
-			t.Errorf("%v: search memory %v, want %d", variant, m, s.cfg.SearchMemoryMB)
+		// The MCP function's searches load the same index into the same
+		// engine: it needs the memory that holds it.
+		for _, name := range []string{lambdaapp.FunctionSearch, lambdaapp.FunctionMCP} {
+			if m := fn(name)["MemorySize"]; m != float64(s.cfg.SearchMemoryMB) {
+				t.Errorf("%v: %s memory %v, want %d", variant, name, m, s.cfg.SearchMemoryMB)
+			}
 		}
 		ix := fn(lambdaapp.FunctionIndexer)
 		if ix["MemorySize"] != float64(embeddedIndexerMemoryMB) || ix["Timeout"] != float64(600) {

@@ -37,9 +37,12 @@ type sizing struct {
 // grows with memory (1,024 MB is about 0.6 vCPU), so each gets 1,024 MB and
 // 20 s to make an answer, under API Gateway's 29 s to the first byte.
 var sizes = map[string]sizing{
-	lambdaapp.FunctionLibraries:  {1024, 20, "libraries routes (a page of 100 documents is up to 30 MB of JSON)"},
-	lambdaapp.FunctionDocuments:  {1024, 20, "documents routes (a traversal reaches every document within 3 hops)"},
-	lambdaapp.FunctionSearch:     {1024, 20, "search route: Bedrock embedding and an OpenSearch query"},
+	lambdaapp.FunctionLibraries: {1024, 20, "libraries routes (a page of 100 documents is up to 30 MB of JSON)"},
+	lambdaapp.FunctionDocuments: {1024, 20, "documents routes (a traversal reaches every document within 3 hops)"},
+	lambdaapp.FunctionSearch:    {1024, 20, "search route: Bedrock embedding and an OpenSearch query"},
+	// The MCP endpoint's tools call every route in process, a search among
+	// them, so it is sized as the largest of the functions it stands for.
+	lambdaapp.FunctionMCP:        {1024, 20, "MCP endpoint (POST /mcp): tools calling the routes in process, search included"},
 	lambdaapp.FunctionAuthorizer: {256, 5, "REQUEST authorizer: key, device and workspace lookups"},
 	// A batch of 50 stream records may fan out to many documents, each
 	// re-read and re-embedded one text per Bedrock call.
@@ -68,16 +71,24 @@ func sizeOf(cfg Config, name string) (sizing, bool) {
 	switch name {
 	case lambdaapp.FunctionSearch:
 		size.memoryMB, size.about = cfg.SearchMemoryMB, "search route: Bedrock embedding and the embedded engine over the newest snapshot"
+	case lambdaapp.FunctionMCP:
+		// Its searches load the same index into the same engine as the
+		// search function's, so it needs the same memory to hold it.
+		size.memoryMB, size.about = cfg.SearchMemoryMB, "MCP endpoint (POST /mcp): tools calling the routes in process, the embedded engine included"
 	case lambdaapp.FunctionIndexer:
 		size.memoryMB, size.about = embeddedIndexerMemoryMB, "DynamoDB stream to the search snapshot in S3 and API Gateway usage keys"
 	}
 	return size, ok
 }
 
-// answersAPI reports whether a function serves the API's routes (an
+// answersAPI reports whether a function serves the API's routes or /mcp (an
 // integration of the REST API), as opposed to the authorizer and indexer.
 func answersAPI(name string) bool {
-	return name == lambdaapp.FunctionLibraries || name == lambdaapp.FunctionDocuments || name == lambdaapp.FunctionSearch
+	switch name {
+	case lambdaapp.FunctionLibraries, lambdaapp.FunctionDocuments, lambdaapp.FunctionSearch, lambdaapp.FunctionMCP:
+		return true
+	}
+	return false
 }
 
 // function is one Lambda function with its own role and log group.
@@ -89,7 +100,7 @@ type function struct {
 }
 
 // newRoles makes one role per function before anything else, because the
-// OpenSearch access policy must name the search and indexer roles.
+// OpenSearch access policy must name the search, MCP and indexer roles.
 func newRoles(s awscdk.Stack, cfg Config) map[string]awsiam.Role {
 	roles := map[string]awsiam.Role{}
 	for _, name := range lambdaapp.Functions {
@@ -346,7 +357,7 @@ func reservedConcurrency(cfg Config, name string) int {
 	return 0
 }
 
-// envSearch is what the search and indexer functions need to reach their
+// envSearch is what the search, MCP and indexer functions need to reach their
 // search tier and Bedrock. For the domain the index alias is set
 // explicitly, to the one the search role's OpenSearch grant names
 // (searchAlias). The embedded tier gets the bucket and no OpenSearch

@@ -15,15 +15,17 @@ import (
 // attached to the resource it is about (never to the whole stack), and an
 // IAM5 one only to the wildcard it names. infra/README.md lists them.
 const (
-	reasonRequestValidation = "GET-only API without request bodies: the handler validates every path and query parameter " +
-		"and answers 400 bad_request in the API's error shape (docs/api.md), which a request validator cannot produce."
+	reasonRequestValidation = "The read API's routes take GET without a body: the handler validates every path and query parameter " +
+		"and answers 400 bad_request in the API's error shape (docs/api.md), which a request validator cannot produce. " +
+		"POST /mcp takes one JSON-RPC message, which the MCP handler validates and answers with JSON-RPC errors and tool errors, " +
+		"which a request validator's JSON schema model cannot produce either."
 	reasonLambdaAuthorizer = "Requests are authorized by the Lambda REQUEST authorizer, which checks doclib's own bearer API keys " +
 		"against the table (keys, devices, workspaces); there are no Cognito users."
 	reasonNoVPC = "No VPC: the domain is reached over its HTTPS endpoint with IAM-signed (SigV4) requests only, and its access policy " +
-		"admits the search, indexer and operators' roles only. A VPC would need NAT or VPC endpoints for DynamoDB, Bedrock and API Gateway " +
+		"admits the search, MCP, indexer and operators' roles only. A VPC would need NAT or VPC endpoints for DynamoDB, Bedrock and API Gateway " +
 		"and would lengthen the functions' cold starts."
-	reasonNoIPAllowList = "Access is granted to IAM principals (the search, indexer and operators' roles), not IP addresses: Lambda functions have " +
-		"no fixed addresses, and every request must be SigV4-signed by one of the three roles."
+	reasonNoIPAllowList = "Access is granted to IAM principals (the search, MCP, indexer and operators' roles), not IP addresses: Lambda functions have " +
+		"no fixed addresses, and every request must be SigV4-signed by one of the four roles."
 	reasonNoDedicatedMasters = "The small and standard sizes have one or two data nodes holding one index that the indexer rebuilds from the table (doclib-admin reindex); " +
 		"three dedicated master nodes would more than double their cost. The large size has them."
 	reasonOneZone = "The small size is one node in one zone on purpose: the cheapest domain, for trials and small customers. " +
@@ -32,7 +34,7 @@ const (
 		"active tracing needs Resource *. The statement has no other action."
 	reasonDomainPaths = "OpenSearch Service authorizes HTTP paths under the domain ARN: <domain-arn>/* names this domain's " +
 		"indexes and APIs only. Only the indexer has it: it creates the index and alias and writes documents (/_bulk, /_aliases). " +
-		"The search role may only POST <domain-arn>/<alias>/_search and GET <domain-arn>/<alias>/_mapping."
+		"The search and MCP roles may only POST <domain-arn>/<alias>/_search and GET <domain-arn>/<alias>/_mapping."
 	reasonListMappings = "lambda:ListEventSourceMappings has no resource-level permissions; doclib-admin reindex lists the table stream's " +
 		"mappings to pause the indexer's, and may get or update that one mapping only."
 	reasonAPIKeys = "The indexer creates one API Gateway API key per doclib key at run time, so key IDs are unknown here. " +
@@ -43,13 +45,13 @@ const (
 		"Besides these, GET /apikeys lists the Region's API keys (a list has no tags to condition on; values are never asked for)."
 	reasonFailureQueue = "This queue is itself the on-failure destination of the indexer's stream; a dead-letter queue of it " +
 		"would only move the records again. Messages are kept 14 days and alarm when present."
-	reasonSnapshotAccessLogs = "The snapshots' bucket is written only by this stack's indexer role and read only by its search role " +
+	reasonSnapshotAccessLogs = "The snapshots' bucket is written only by this stack's indexer role and read only by its search and MCP roles " +
 		"(their identity policies; public access is blocked, ACLs are off and requests without TLS are denied). Its objects are derived " +
 		"from the table and rebuilt from it. CloudTrail S3 data events are the audit path where one is wanted; server access logs would " +
 		"need a second bucket per customer stack and log every poll of the snapshot pointer."
 	reasonSnapshotPrefix = "The embedded tier's objects are its manifest, snapshots/manifest.json, and segments under snapshots/segments/, " +
 		"each under a key chosen at write time (shared/backend/snapshot): <bucket>/snapshots/* names them and nothing else in this " +
-		"stack's own bucket. The search role may only GetObject and GetObjectVersion there; the indexer may also PutObject."
+		"stack's own bucket. The search and MCP roles may only GetObject and GetObjectVersion there; the indexer may also PutObject."
 	reasonRetiredSegments = "The indexer deletes the segments no manifest has named for 15 minutes (merged, or replaced by a reindex); " +
 		"their keys are chosen at write time. <bucket>/snapshots/segments/* holds segments only, and s3:DeleteObject leaves a delete " +
 		"marker (no version is deleted; the lifecycle expires them a day later). The manifest and anything else are out of its reach."
@@ -94,7 +96,7 @@ func suppressFindings(s awscdk.Stack, cfg Config, a *api, search *searchBackend,
 	if cfg.Search == SearchEmbedded {
 		suppress(search.node, "AwsSolutions-S1", reasonSnapshotAccessLogs)
 		objects := "Resource::<" + ref(search.node) + ".Arn>/" + snapshotPrefix + "*"
-		for _, name := range []string{lambdaapp.FunctionSearch, lambdaapp.FunctionIndexer} {
+		for _, name := range []string{lambdaapp.FunctionSearch, lambdaapp.FunctionMCP, lambdaapp.FunctionIndexer} {
 			suppress(fns[name].role, "AwsSolutions-IAM5", reasonSnapshotPrefix, objects)
 		}
 		segments := "Resource::<" + ref(search.node) + ".Arn>/" + segmentPrefix + "*"

@@ -23,7 +23,8 @@ const searchAlias = settings.DefaultOpenSearchAlias
 // OpenSearch access on a managed domain, path by path: OpenSearch Service
 // authorizes es:ESHttp<Method> on <domain-arn>/<path>.
 //
-// The search function makes two kinds of request (shared/backend/opensearch): POST
+// The search function, and the MCP function whose tools search the same way,
+// make two kinds of request (shared/backend/opensearch): POST
 // /<alias>/_search for every search, and GET /<alias>/_mapping to check,
 // before its first search and then now and again, that the index holds
 // vectors of its embedder. It may make those and no other: a POST anywhere
@@ -39,7 +40,7 @@ var (
 	esWriteActions = []string{"es:ESHttpGet", "es:ESHttpHead", "es:ESHttpPost", "es:ESHttpPut", "es:ESHttpDelete"}
 )
 
-// searchBackend is what the search and indexer functions search and write:
+// searchBackend is what the search, MCP and indexer functions search and write:
 // the OpenSearch domain (SearchDomain) or the snapshots' bucket
 // (SearchEmbedded).
 type searchBackend struct {
@@ -60,21 +61,21 @@ type searchBackend struct {
 	domainName string
 }
 
-// newSearch builds the search tier of cfg. For the managed domain, reader is
-// the search function's role and writers are the indexer's and the
-// operators' roles: the only principals its policy admits. The embedded
+// newSearch builds the search tier of cfg. For the managed domain, readers
+// are the search and MCP functions' roles and writers are the indexer's and
+// the operators' roles: the only principals its policy admits. The embedded
 // tier's bucket has no resource policy but TLS-only; the roles' own policies
 // say who may do what (newSnapshots).
-func newSearch(s awscdk.Stack, cfg Config, reader awsiam.IRole, writers []awsiam.IRole, retention awslogs.RetentionDays) *searchBackend {
+func newSearch(s awscdk.Stack, cfg Config, readers, writers []awsiam.IRole, retention awslogs.RetentionDays) *searchBackend {
 	if cfg.Search == SearchEmbedded {
 		return newSnapshots(s, cfg)
 	}
-	return newDomain(s, cfg, reader, writers, retention)
+	return newDomain(s, cfg, readers, writers, retention)
 }
 
 // newDomain is an Amazon OpenSearch Service domain reached over its public
 // endpoint with IAM-signed requests only (see the OS1 suppression).
-func newDomain(s awscdk.Stack, cfg Config, reader awsiam.IRole, writers []awsiam.IRole, retention awslogs.RetentionDays) *searchBackend {
+func newDomain(s awscdk.Stack, cfg Config, readers, writers []awsiam.IRole, retention awslogs.RetentionDays) *searchBackend {
 	name := cfg.ResourcePrefix()
 	// The access policy must name the domain's ARN before the domain exists
 	// (GetAtt on itself would be a cycle), hence the explicit domain name.
@@ -115,10 +116,14 @@ func newDomain(s awscdk.Stack, cfg Config, reader awsiam.IRole, writers []awsiam
 	// root would hand the decision to IAM, and any identity of the account
 	// with es:ESHttp* on "*" could read every customer's documents.
 	var statements []awsiam.PolicyStatement
+	var readerArns []awsiam.IPrincipal
+	for _, r := range readers {
+		readerArns = append(readerArns, awsiam.NewArnPrincipal(r.RoleArn()))
+	}
 	for _, g := range esSearchGrants {
 		statements = append(statements, awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 			Sid:        jsii.String("Search" + g.action[len("es:ESHttp"):]),
-			Principals: &[]awsiam.IPrincipal{awsiam.NewArnPrincipal(reader.RoleArn())},
+			Principals: &readerArns,
 			Actions:    jsii.Strings(g.action),
 			Resources:  &[]*string{jsii.String(*arn + g.path)},
 		}))

@@ -53,9 +53,10 @@ const (
 // Bucket.GrantRead/GrantReadWrite, which add s3:GetBucket*, s3:List*,
 // s3:DeleteObject* and more.
 //
-// The search function GETs the pointer (If-None-Match) and the snapshot by
-// versionId (s3:GetObjectVersion). s3:ListBucket on the bucket is what makes
-// S3 answer a GET of a missing key 404 rather than 403 (S3's GetObject
+// The search function (and the MCP function, which searches alike) GETs the
+// pointer (If-None-Match) and the snapshot by versionId
+// (s3:GetObjectVersion). s3:ListBucket on the bucket is what makes S3
+// answer a GET of a missing key 404 rather than 403 (S3's GetObject
 // permissions), so that "no snapshot yet" is told apart from "denied"; it
 // lists key names, not data. The indexer also PUTs (the conditional
 // If-Match/If-None-Match write of the manifest needs s3:PutObject only), and

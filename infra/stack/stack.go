@@ -1,5 +1,5 @@
 // Package stack is doclib's AWS CDK stack: one per customer, holding the
-// table, the search cluster, the five Lambda functions, the REST API with its
+// table, the search cluster, the six Lambda functions, the REST API with its
 // authorizer, usage plans and WAF, and the alarms. infra/README.md describes
 // the context values, the resources and the accepted cdk-nag findings.
 package stack
@@ -34,7 +34,10 @@ func New(scope constructs.Construct, cfg Config, bins Binaries) (awscdk.Stack, e
 	table := newTable(s, cfg)
 	roles := newRoles(s, cfg)
 	operator := newOperatorRole(s, cfg)
-	search := newSearch(s, cfg, roles[lambdaapp.FunctionSearch], []awsiam.IRole{roles[lambdaapp.FunctionIndexer], operator}, cfg.retention())
+	// The MCP function searches as the search function does (its tools call
+	// GET /search/documents in process), so it reads the index alike.
+	readers := []awsiam.IRole{roles[lambdaapp.FunctionSearch], roles[lambdaapp.FunctionMCP]}
+	search := newSearch(s, cfg, readers, []awsiam.IRole{roles[lambdaapp.FunctionIndexer], operator}, cfg.retention())
 
 	base := map[string]*string{settings.EnvTable: table.TableName()}
 	// The functions that answer the API's requests answer in their
@@ -49,6 +52,9 @@ func New(scope constructs.Construct, cfg Config, bins Binaries) (awscdk.Stack, e
 		lambdaapp.FunctionLibraries: merge(base, envLimits(cfg), answers, transfer),
 		lambdaapp.FunctionDocuments: merge(base, envLimits(cfg), answers, transfer),
 		lambdaapp.FunctionSearch:    merge(base, envLimits(cfg), envSearch(cfg, search), answers, transfer),
+		// The MCP function is wired as the search function is
+		// (wiring.SearchFunction): exactly its environment.
+		lambdaapp.FunctionMCP: merge(base, envLimits(cfg), envSearch(cfg, search), answers, transfer),
 		// The customer is part of every usage identifier the authorizer
 		// returns, as in the indexer's EnvUsagePlans.
 		lambdaapp.FunctionAuthorizer: merge(base, map[string]*string{settings.EnvCustomer: jsii.String(cfg.Customer)}, answers),
@@ -62,13 +68,18 @@ func New(scope constructs.Construct, cfg Config, bins Binaries) (awscdk.Stack, e
 
 	// Least privilege, function by function (TestLeadingKeysMatchTheStore
 	// checks the prefixes against what shared/backend/dynamo writes and reads).
-	for _, name := range []string{lambdaapp.FunctionLibraries, lambdaapp.FunctionDocuments, lambdaapp.FunctionSearch} {
+	for _, name := range []string{lambdaapp.FunctionLibraries, lambdaapp.FunctionDocuments, lambdaapp.FunctionSearch, lambdaapp.FunctionMCP} {
 		grantTableRead(roles[name], table)
 		grantRateLimits(roles[name], table)
 	}
-	grantCredit(roles[lambdaapp.FunctionSearch], table)
-	search.grant(roles[lambdaapp.FunctionSearch], false)
-	grantBedrock(roles[lambdaapp.FunctionSearch], cfg.BedrockModel)
+	// The MCP function's tools read what the routes read and search as the
+	// search route does (credit, the index, Bedrock): the search function's
+	// rights, and no more (TestMCPHasTheSearchFunctionsRights).
+	for _, name := range []string{lambdaapp.FunctionSearch, lambdaapp.FunctionMCP} {
+		grantCredit(roles[name], table)
+		search.grant(roles[name], false)
+		grantBedrock(roles[name], cfg.BedrockModel)
+	}
 	grantTableRead(roles[lambdaapp.FunctionAuthorizer], table, leadKey, leadWorkspace)
 	grantTableRead(roles[lambdaapp.FunctionIndexer], table)
 	search.grant(roles[lambdaapp.FunctionIndexer], true)

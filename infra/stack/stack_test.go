@@ -74,6 +74,7 @@ func TestFunctions(t *testing.T) {
 			lambdaapp.FunctionLibraries:  mergeStr(table, limits),
 			lambdaapp.FunctionDocuments:  mergeStr(table, limits),
 			lambdaapp.FunctionSearch:     mergeStr(table, limits, search),
+			lambdaapp.FunctionMCP:        mergeStr(table, limits, search),
 			lambdaapp.FunctionAuthorizer: mergeStr(table, map[string]string{settings.EnvCustomer: s.cfg.Customer}),
 			lambdaapp.FunctionIndexer:    mergeStr(table, search, map[string]string{settings.EnvUsagePlans: ""}),
 		}
@@ -262,6 +263,7 @@ func TestLeastPrivilege(t *testing.T) {
 	credit := counter("WS#*", attrsCredit...)
 	for name, want := range map[string][]string{
 		lambdaapp.FunctionLibraries: {rateLimits}, lambdaapp.FunctionDocuments: {rateLimits}, lambdaapp.FunctionSearch: {rateLimits, credit},
+		lambdaapp.FunctionMCP: {rateLimits, credit},
 	} {
 		var got []string
 		for _, up := range actions[name]["dynamodb:UpdateItem"] {
@@ -293,7 +295,7 @@ func TestLeastPrivilege(t *testing.T) {
 		t.Errorf("authorizer reads %v, want only key and workspace partitions", reads)
 	}
 	for _, name := range lambdaapp.Functions {
-		search := name == lambdaapp.FunctionSearch || name == lambdaapp.FunctionIndexer
+		search := name == lambdaapp.FunctionSearch || name == lambdaapp.FunctionMCP || name == lambdaapp.FunctionIndexer
 		if has(name, "bedrock:InvokeModel") != search || has(name, "es:ESHttpPost") != search {
 			t.Errorf("%s: Bedrock %v, OpenSearch %v", name, has(name, "bedrock:InvokeModel"), has(name, "es:ESHttpPost"))
 		}
@@ -303,30 +305,33 @@ func TestLeastPrivilege(t *testing.T) {
 			t.Errorf("%s: OpenSearch reads of mappings or writes, API key management or stream reads where only the indexer should have them", name)
 		}
 	}
-	// The search function may POST its alias's _search and GET its mapping,
-	// and nothing else: a POST anywhere on the domain would allow /_bulk,
-	// /_delete_by_query and /_aliases too, a POST on _mapping changes it.
+	// The search and MCP functions may POST their alias's _search and GET
+	// its mapping, and nothing else: a POST anywhere on the domain would
+	// allow /_bulk, /_delete_by_query and /_aliases too, a POST on _mapping
+	// changes it.
 	domain := s.one(t, "AWS::OpenSearchService::Domain").ID
-	var esSearch []string
-	for a, sts := range actions[lambdaapp.FunctionSearch] {
-		if !strings.HasPrefix(a, "es:") {
-			continue
+	for _, name := range []string{lambdaapp.FunctionSearch, lambdaapp.FunctionMCP} {
+		var esSearch []string
+		for a, sts := range actions[name] {
+			if !strings.HasPrefix(a, "es:") {
+				continue
+			}
+			for _, st := range sts {
+				esSearch = append(esSearch, fmt.Sprint(st.actions, st.resources))
+			}
 		}
-		for _, st := range sts {
-			esSearch = append(esSearch, fmt.Sprint(st.actions, st.resources))
+		slices.Sort(esSearch)
+		want := []string{
+			fmt.Sprint([]string{"es:ESHttpGet"}, []string{"<" + domain + ".Arn>/doclib-documents/_mapping"}),
+			fmt.Sprint([]string{"es:ESHttpPost"}, []string{"<" + domain + ".Arn>/doclib-documents/_search"}),
 		}
-	}
-	slices.Sort(esSearch)
-	want := []string{
-		fmt.Sprint([]string{"es:ESHttpGet"}, []string{"<" + domain + ".Arn>/doclib-documents/_mapping"}),
-		fmt.Sprint([]string{"es:ESHttpPost"}, []string{"<" + domain + ".Arn>/doclib-documents/_search"}),
-	}
-	if !slices.Equal(esSearch, want) {
-		t.Errorf("search role's OpenSearch grants %v, want only %v", esSearch, want)
-	}
-	for _, st := range actions[lambdaapp.FunctionSearch]["bedrock:InvokeModel"] {
-		if !reflect.DeepEqual(st.resources, []string{"arn:<AWS::Partition>:bedrock:<AWS::Region>::foundation-model/" + s.cfg.BedrockModel}) {
-			t.Errorf("Bedrock on %v", st.resources)
+		if !slices.Equal(esSearch, want) {
+			t.Errorf("%s role's OpenSearch grants %v, want only %v", name, esSearch, want)
+		}
+		for _, st := range actions[name]["bedrock:InvokeModel"] {
+			if !reflect.DeepEqual(st.resources, []string{"arn:<AWS::Partition>:bedrock:<AWS::Region>::foundation-model/" + s.cfg.BedrockModel}) {
+				t.Errorf("%s: Bedrock on %v", name, st.resources)
+			}
 		}
 	}
 }
@@ -542,8 +547,8 @@ func TestOpenSearchDomain(t *testing.T) {
 	if p["VPCOptions"] != nil {
 		t.Error("the domain is in a VPC")
 	}
-	// Only the stack's own roles, by ARN: the search role for its two
-	// requests, the indexer and the operators' roles for the domain's paths.
+	// Only the stack's own roles, by ARN: the search and MCP roles for their
+	// two requests, the indexer and the operators' roles for the domain's paths.
 	// No account root (which would admit any identity of the account with
 	// es:ESHttp* in its own policy), no anonymous, IP or other-account access.
 	roleOf := func(fn string) string {
@@ -575,6 +580,7 @@ func TestOpenSearchDomain(t *testing.T) {
 			}
 			principals = append(principals, id)
 		}
+		slices.Sort(principals)
 		var res []string
 		for _, r := range list(m["Resource"]) {
 			res = append(res, strings.TrimPrefix(render(r), "arn:<AWS::Partition>:es:<AWS::Region>:<AWS::AccountId>:domain/"+s.cfg.ResourcePrefix()))
@@ -587,10 +593,14 @@ func TestOpenSearchDomain(t *testing.T) {
 		got = append(got, fmt.Sprint(principals, actions, res))
 	}
 	slices.Sort(got)
+	writers := []string{roleOf("indexer"), operator}
+	readers := []string{roleOf("search"), roleOf("mcp")} // the MCP function's tools search too
+	slices.Sort(writers)
+	slices.Sort(readers)
 	want := []string{
-		fmt.Sprint([]string{roleOf("indexer"), operator}, []string{"es:ESHttpDelete", "es:ESHttpGet", "es:ESHttpHead", "es:ESHttpPost", "es:ESHttpPut"}, []string{"/*"}),
-		fmt.Sprint([]string{roleOf("search")}, []string{"es:ESHttpGet"}, []string{"/doclib-documents/_mapping"}),
-		fmt.Sprint([]string{roleOf("search")}, []string{"es:ESHttpPost"}, []string{"/doclib-documents/_search"}),
+		fmt.Sprint(writers, []string{"es:ESHttpDelete", "es:ESHttpGet", "es:ESHttpHead", "es:ESHttpPost", "es:ESHttpPut"}, []string{"/*"}),
+		fmt.Sprint(readers, []string{"es:ESHttpGet"}, []string{"/doclib-documents/_mapping"}),
+		fmt.Sprint(readers, []string{"es:ESHttpPost"}, []string{"/doclib-documents/_search"}),
 	}
 	slices.Sort(want)
 	if operator == "" || !slices.Equal(got, want) {

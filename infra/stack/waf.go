@@ -32,8 +32,13 @@ const wafRetryAfter = 60
 // authorization header (RedactedFields).
 //
 // No AWS managed rule group blocks: its blocks (WAF_FILTERED too) would be
-// answered as rate_limited, and this GET-only API with validated parameters
-// has no bodies or forms for them to inspect.
+// answered as rate_limited. The read API's routes take GET with validated
+// parameters and no body, and the one body the API takes, POST /mcp's
+// JSON-RPC message, carries what an agent asks for: a search for "drop
+// table" or "<script>" is an ordinary question there, which a rule group's
+// SQL injection or cross-site scripting rules would block. The rate rule
+// counts requests by IP and inspects no part of them, so an MCP request
+// passes it whatever its body holds (TestWAF).
 func newWAF(s awscdk.Stack, cfg Config, a *api) awswafv2.CfnWebACL {
 	visibility := func(metric string) *awswafv2.CfnWebACL_VisibilityConfigProperty {
 		return &awswafv2.CfnWebACL_VisibilityConfigProperty{

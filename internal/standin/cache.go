@@ -21,8 +21,8 @@ import (
 )
 
 // DefaultCacheKeep is how many cloud assemblies SynthCached keeps: the
-// newest (most recently used) ones. An entry of this stack is about 60 MB,
-// the five function binaries.
+// newest (most recently used) ones. An entry of this stack is about 80 MB,
+// the six function binaries.
 const DefaultCacheKeep = 4
 
 // functionsBuildDir is where the CDK app builds the functions inside its

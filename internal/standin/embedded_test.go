@@ -28,8 +28,9 @@ import (
 // account with 10 concurrent executions: no
 // OpenSearch anywhere; the indexer publishes the demo import as segments in
 // the stack's bucket, through the checker, with the rights the template
-// grants; the API suite passes on it; a change written to the table reaches
-// every search-function instance as a segment of its own; and a corrupt
+// grants; the API suite passes on it, and the mcp function's search reads
+// the same segments; a change written to the table reaches every
+// search-function instance as a segment of its own; and a corrupt
 // segment named by the manifest leaves the last good index in service.
 func TestEmbeddedTier(t *testing.T) {
 	if testing.Short() {
@@ -85,6 +86,22 @@ func TestEmbeddedTier(t *testing.T) {
 	// Its last request, a key's burst, may open a new minute window: the
 	// second run waits a whole minute after it, not after the first request.
 	suiteEnd := time.Now()
+
+	// The mcp function searches the same segments, with the rights the
+	// template gives its role (the cleanup fails on any denied call).
+	resp, body := mcpPost(t, clientFrom("127.0.0.24"), s.URL, "dlk_demo_no_recordings",
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_documents","arguments":{"query":"reset password"}}}`)
+	var mcpSearch struct {
+		Result struct {
+			IsError           bool `json:"isError"`
+			StructuredContent struct {
+				Hits []struct{ ID string } `json:"hits"`
+			} `json:"structuredContent"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(body, &mcpSearch); err != nil || resp.StatusCode != 200 || mcpSearch.Result.IsError || len(mcpSearch.Result.StructuredContent.Hits) == 0 {
+		t.Fatalf("search_documents through /mcp on the embedded tier: %d %.500s (%v); want hits", resp.StatusCode, body, err)
+	}
 
 	search := func(c int, q string) []string {
 		resp, body := get(t, clientFrom("127.0.0.22"), s.URL+"/search/documents?q="+url.QueryEscape(q), "dlk_demo_no_recordings") // a key the suite below barely uses, so its budget is whole

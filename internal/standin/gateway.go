@@ -51,6 +51,15 @@ func restAPI(t *cfn.Template, r *cfn.Resolver) (restapi.API, error) {
 	if n, ok := rest.Properties["MinimumCompressionSize"].(float64); ok {
 		api.MinimumCompressionSize = int(n)
 	}
+	// Slashes are written ~1 there (AWS::ApiGateway::RestApi,
+	// BinaryMediaTypes: image/png is image~1png).
+	for _, t := range list(rest.Properties["BinaryMediaTypes"]) {
+		s, ok := t.(string)
+		if !ok {
+			return api, fmt.Errorf("standin: REST API %s: binary media type %v is not a string", apiID, t)
+		}
+		api.BinaryMediaTypes = append(api.BinaryMediaTypes, strings.ReplaceAll(s, "~1", "/"))
+	}
 
 	// Stage: its name and its methods' throttles.
 	stages := t.OfType("AWS::ApiGateway::Stage")

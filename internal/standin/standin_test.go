@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -147,16 +146,7 @@ func get(t *testing.T, c *http.Client, url, key string) (*http.Response, []byte)
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
 	}
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, body
+	return do(t, c, req)
 }
 
 func TestStandInServesTheDemoData(t *testing.T) {
@@ -176,6 +166,10 @@ func TestStandInServesTheDemoData(t *testing.T) {
 		if resp.StatusCode != 200 {
 			t.Errorf("GET %s: %d %s", path, resp.StatusCode, body)
 		}
+	}
+	// And the mcp function, with a message any MCP client may send.
+	if resp, body := mcpPost(t, clientFrom("127.0.0.2"), s.URL, "dlk_demo_full_scope", `{"jsonrpc":"2.0","id":1,"method":"ping"}`); resp.StatusCode != 200 {
+		t.Errorf("POST /mcp: %d %s", resp.StatusCode, body)
 	}
 }
 

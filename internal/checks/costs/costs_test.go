@@ -64,12 +64,12 @@ func TestEstimates(t *testing.T) {
 			t.Errorf("%s = %.4f, want %.4f", what, got, want)
 		}
 	}
-	// 2 × 0.178 × 730 + 200 × 0.122 + 6 + 2.20 + 0.45
-	near("standard at rest", AtRestDomain(Prices, Assumed, Domains[1]).Total(), 259.88+24.40+6+2.20+0.45)
-	// 3 × 0.356 × 730 + 3 × 0.135 × 730 + 600 × 0.122 + 6 + 2.20 + 0.45
-	near("large at rest", AtRestDomain(Prices, Assumed, Domains[2]).Total(), 779.64+295.65+73.20+8.65)
-	// 6 + 1.50 + 0.45 + 1.2 × 36 MB × 0.023 per GB
-	near("embedded at rest", AtRestEmbedded(Prices, Assumed).Total(), 6+1.50+0.45+1.2*0.036*0.023)
+	// 2 × 0.178 × 730 + 200 × 0.122 + 6 + 2.40 + 0.45
+	near("standard at rest", AtRestDomain(Prices, Assumed, Domains[1]).Total(), 259.88+24.40+6+2.40+0.45)
+	// 3 × 0.356 × 730 + 3 × 0.135 × 730 + 600 × 0.122 + 6 + 2.40 + 0.45
+	near("large at rest", AtRestDomain(Prices, Assumed, Domains[2]).Total(), 779.64+295.65+73.20+8.85)
+	// 6 + 1.70 + 0.45 + 1.2 × 36 MB × 0.023 per GB
+	near("embedded at rest", AtRestEmbedded(Prices, Assumed).Total(), 6+1.70+0.45+1.2*0.036*0.023)
 	// 0.2 + 0.02 s × 1 GB × 1M × 0.0000133334 = 0.4667, cold 1% × 0.3 s = 0.04
 	near("read Lambda", lambda(Prices, Assumed, Assumed.Read, "x").Total(), 0.2+0.266668+0.0400002)
 }

@@ -64,8 +64,8 @@ type Assumptions struct {
 // Assumed are the assumptions behind the README's table (docs/costs.md says why).
 var Assumed = Assumptions{
 	WAFRules:        1,
-	AlarmsDomain:    22,
-	AlarmsEmbedded:  15,
+	AlarmsDomain:    24,
+	AlarmsEmbedded:  17,
 	TableGB:         1,
 	IndexMB:         36,
 	IndexCopies:     1.2,

@@ -94,10 +94,14 @@ func (g *Gateway) integrate(w http.ResponseWriter, c *call, in Integration) {
 		},
 	}
 	if len(body) > 0 {
-		if isText(c.r.Header.Get("Content-Type")) {
-			ev.Body = string(body)
-		} else {
+		// A body is text unless its type is one of the API's binary media
+		// types, as for a REST API proxy integration: with none declared
+		// (this stack's case) every body arrives as text, a JSON-RPC
+		// message to /mcp included.
+		if g.binary(c.r.Header.Get("Content-Type")) {
 			ev.Body, ev.IsBase64Encoded = base64.StdEncoding.EncodeToString(body), true
+		} else {
+			ev.Body = string(body)
 		}
 	}
 	payload, _ := json.Marshal(ev)
@@ -198,10 +202,20 @@ func acceptsGzip(accept string) bool {
 	return false
 }
 
-func isText(contentType string) bool {
-	ct := strings.ToLower(contentType)
-	return ct == "" || strings.HasPrefix(ct, "text/") || strings.Contains(ct, "json") || strings.Contains(ct, "xml") ||
-		strings.HasPrefix(ct, "application/x-www-form-urlencoded")
+// binary reports whether a request body of contentType is binary to the API:
+// its media type (without parameters) is one of BinaryMediaTypes, which may
+// be "type/*" or "*/*".
+func (g *Gateway) binary(contentType string) bool {
+	mt, _, _ := strings.Cut(contentType, ";")
+	mt = strings.ToLower(strings.TrimSpace(mt))
+	typ, _, _ := strings.Cut(mt, "/")
+	for _, b := range g.api.BinaryMediaTypes {
+		b = strings.ToLower(b)
+		if b == "*/*" || b == mt || (strings.HasSuffix(b, "/*") && strings.TrimSuffix(b, "/*") == typ) {
+			return true
+		}
+	}
+	return false
 }
 
 // setHeaders copies a proxy response's headers: its single values, then its

@@ -52,6 +52,11 @@ type API struct {
 	// MinimumCompressionSize is the smallest body, in bytes, that is
 	// gzipped for a client accepting gzip; -1 turns compression off.
 	MinimumCompressionSize int
+	// BinaryMediaTypes are the content types whose request bodies a proxy
+	// integration gets base64-encoded (isBase64Encoded true): "image/png",
+	// "image/*", "*/*". Every other body, whatever its type, is passed as
+	// text ("Binary media types for REST APIs in API Gateway").
+	BinaryMediaTypes []string
 }
 
 // Resource is a path of the API (with {param} and {param+} parts) and its

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
@@ -68,7 +69,7 @@ func authorizer(payload []byte) ([]byte, string, error) {
 	}
 	out, _ := json.Marshal(events.APIGatewayCustomAuthorizerResponse{PrincipalID: "p",
 		PolicyDocument: events.APIGatewayCustomAuthorizerPolicy{Version: "2012-10-17", Statement: []events.IAMPolicyStatement{
-			{Action: []string{"execute-api:Invoke"}, Effect: effect, Resource: []string{apiArn + "/*/GET/items/*", apiArn + "/*/GET/items"}}}},
+			{Action: []string{"execute-api:Invoke"}, Effect: effect, Resource: []string{apiArn + "/*/GET/items/*", apiArn + "/*/GET/items", apiArn + "/*/POST/items"}}}},
 		Context: ctx, UsageIdentifierKey: usage})
 	return out, "", nil
 }
@@ -499,6 +500,76 @@ func TestRequestQuotas(t *testing.T) {
 	if resp, body := do(t, srv.URL+"/items/"+strings.Repeat("a", 1000), "Bearer good"); resp.StatusCode != 200 {
 		t.Errorf("a long but allowed path: %d %s", resp.StatusCode, body)
 	}
+}
+
+// TestRequestBodies: a proxy integration gets the request's body as API
+// Gateway passes it on: as text unless its type is one of the API's binary
+// media types, then base64 with isBase64Encoded; a body of 10 MB passes
+// whole, one byte more is REQUEST_TOO_LARGE (TestRequestQuotas).
+func TestRequestBodies(t *testing.T) {
+	post := func(t *testing.T, binary []string, ctype string, body []byte) events.APIGatewayProxyRequest {
+		t.Helper()
+		api := testAPI()
+		api.BinaryMediaTypes = binary
+		srv, f := newGateway(t, api, nil)
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/items", bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer good")
+		if ctype != "" {
+			req.Header.Set("Content-Type", ctype)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("POST /items (%s, %d bytes): %d", ctype, len(body), resp.StatusCode)
+		}
+		var ev events.APIGatewayProxyRequest
+		if err := json.Unmarshal(f.events["items"], &ev); err != nil {
+			t.Fatal(err)
+		}
+		if ev.HTTPMethod != http.MethodPost || ev.RequestContext.HTTPMethod != http.MethodPost {
+			t.Errorf("method %s (context %s), want POST", ev.HTTPMethod, ev.RequestContext.HTTPMethod)
+		}
+		return ev
+	}
+	const message = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_documents","arguments":{"query":"<script> drop table"}}}`
+	for _, c := range []struct {
+		name   string
+		binary []string
+		ctype  string
+		body   string
+		base64 bool
+	}{
+		// No binary media types, as the stack declares none: every body is
+		// text, whatever its type says.
+		{"JSON", nil, "application/json", message, false},
+		{"JSON with a charset", nil, "application/json; charset=utf-8", message, false},
+		{"octet-stream, no binary types", nil, "application/octet-stream", "plain bytes", false},
+		{"no type", nil, "", message, false},
+		{"a binary type", []string{"application/octet-stream"}, "application/octet-stream", "plain bytes", true},
+		{"a wildcard subtype", []string{"image/*"}, "image/png", "png bytes", true},
+		{"every type binary", []string{"*/*"}, "application/json", message, true},
+		{"JSON beside a binary type", []string{"image/png"}, "application/json", message, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ev := post(t, c.binary, c.ctype, []byte(c.body))
+			want := c.body
+			if c.base64 {
+				want = base64.StdEncoding.EncodeToString([]byte(c.body))
+			}
+			if ev.IsBase64Encoded != c.base64 || ev.Body != want {
+				t.Errorf("body %q (isBase64Encoded %v), want %q (%v)", ev.Body, ev.IsBase64Encoded, want, c.base64)
+			}
+		})
+	}
+	t.Run("10 MB", func(t *testing.T) {
+		body := bytes.Repeat([]byte("a"), MaxPayload)
+		if ev := post(t, nil, "text/plain", body); len(ev.Body) != MaxPayload || ev.IsBase64Encoded {
+			t.Errorf("a body of exactly 10 MB arrived as %d bytes (base64 %v)", len(ev.Body), ev.IsBase64Encoded)
+		}
+	})
 }
 
 // TestIntegrationTimeout: a buffered function slower than the integration

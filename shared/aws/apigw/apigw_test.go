@@ -35,8 +35,13 @@ func TestAllowListsEveryRouteAndTheUsageKey(t *testing.T) {
 		t.Fatalf("policy %+v", resp.PolicyDocument)
 	}
 	prefix := "arn:aws:execute-api:" + region + ":" + account + ":" + apiID + "/" + stage + "/*/"
-	if len(st[0].Resource) != len(httpapi.Routes) {
-		t.Errorf("%d resources for %d routes: %v", len(st[0].Resource), len(httpapi.Routes), st[0].Resource)
+	// Every route and /mcp: the answer is cached per key, and the key's next
+	// request may be to any of them.
+	if len(st[0].Resource) != len(httpapi.Routes)+1 {
+		t.Errorf("%d resources for %d routes and /mcp: %v", len(st[0].Resource), len(httpapi.Routes), st[0].Resource)
+	}
+	if !slices.Contains(st[0].Resource, prefix+strings.TrimPrefix(httpapi.MCPPath, "/")) {
+		t.Errorf("no resource for %s: a cached Allow would refuse the key's MCP requests", httpapi.MCPPath)
 	}
 	for _, r := range st[0].Resource {
 		if !strings.HasPrefix(r, prefix) || strings.ContainsAny(r, "{}") {

@@ -6,8 +6,8 @@
 // The authorizer does step 2 of docs/api.md's order of checks
 // (authentication). API Gateway caches its answer per Authorization header for
 // the stage's authorizer TTL, so the answer must not depend on the route: an
-// Allow lists every route of the API, and the handler decides the rest (scope,
-// 403 for recordings) as it does locally.
+// Allow lists every route of the API and the MCP endpoint, and the handler
+// decides the rest (scope, 403 for recordings) as it does locally.
 package apigw
 
 import (
@@ -118,12 +118,19 @@ func headerValues(multi map[string][]string, single map[string]string, name stri
 	return out
 }
 
-// routeArns lists every route of the API under apiArn, any method: an
-// authorizer answer is cached per key, not per route.
+// routeArns lists every route of the API under apiArn, and the MCP endpoint
+// (httpapi.MCPPath), any method: an authorizer answer is cached per key, not
+// per route, so the Allow of a key's first request must let in its next,
+// whichever path it names. The handler answers a method a path does not
+// take with 405, as it does locally.
 func routeArns(apiArn string) []string {
-	out := make([]string, 0, len(httpapi.Routes))
+	paths := make([]string, 0, len(httpapi.Routes)+1)
 	for _, r := range httpapi.Routes {
-		path := r.Path
+		paths = append(paths, r.Path)
+	}
+	paths = append(paths, httpapi.MCPPath)
+	out := make([]string, 0, len(paths))
+	for _, path := range paths {
 		for {
 			i := strings.Index(path, "{")
 			if i < 0 {

@@ -26,6 +26,7 @@ import (
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/aws/apigw"
 	"github.com/doclib/doclib/shared/backend/memory"
+	"github.com/doclib/doclib/shared/clients/mcpserver"
 	"github.com/doclib/doclib/shared/httpapi"
 	"github.com/doclib/doclib/shared/service"
 )
@@ -60,11 +61,21 @@ func newWorld(t testing.TB) *world {
 // behind API Gateway (the authorizer's context). Each call gets a fresh
 // limiter, so that both see the same quota.
 func (w *world) handler(behindGateway bool) http.Handler {
+	return w.server(behindGateway, false)
+}
+
+// server is handler, with POST /mcp served when mcp is set, as the mcp
+// function (apigw.NewMCPFunction) and doclib-server serve it.
+func (w *world) server(behindGateway, mcp bool) http.Handler {
 	cfg := httpapi.Config{Service: w.svc, Limiter: memory.NewLimiter(), Now: func() time.Time { return now },
 		RequestID: func(*http.Request) string { return "req-1" }}
 	if behindGateway {
 		cfg.Authenticate = apigw.Principal(func() time.Time { return now }, "")
 		cfg.RequestID = apigw.RequestID
+	}
+	if mcp {
+		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+		cfg.MCP = func(api http.Handler) http.Handler { return mcpserver.Handler(api, "", quiet) }
 	}
 	return httpapi.NewServer(cfg)
 }
@@ -73,7 +84,13 @@ func (w *world) handler(behindGateway bool) http.Handler {
 type sample struct {
 	name, method, path, resource, key string
 	query                             url.Values
+	body                              string // a JSON request body: /mcp's JSON-RPC message
 }
+
+// mcpCall is the JSON-RPC message of the mcp sample: a tools/call of
+// search_documents, as an MCP client posts it once the session is set up
+// (the server is stateless: any message may come first).
+const mcpCall = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"search_documents","arguments":{"query":"reset password","pageSize":3}}}`
 
 // samples lists the requests of events/: every route, and the errors that
 // only the handler can give behind the gateway.
@@ -86,24 +103,26 @@ func samples(d *doclib.DataSet) []sample {
 	}
 	full, one, noRec, noCredit := "dlk_demo_full_scope", "dlk_demo_one_library", "dlk_demo_no_recordings", "dlk_demo_no_ai_credit"
 	return []sample{
-		{"libraries", "GET", "/libraries", "/libraries", full, nil},
-		{"library", "GET", "/libraries/it-operations", "/libraries/{id}", full, nil},
-		{"library-tags", "GET", "/libraries/lib_it/tags", "/libraries/{id}/tags", full, nil},
-		{"library-categories", "GET", "/libraries/lib_it/categories", "/libraries/{id}/categories", full, nil},
-		{"library-applications", "GET", "/libraries/lib_it/applications", "/libraries/{id}/applications", full, nil},
-		{"library-graph", "GET", "/libraries/lib_it/graph", "/libraries/{id}/graph", full, nil},
-		{"library-documents", "GET", "/libraries/lib_it/documents", "/libraries/{id}/documents", full, url.Values{"pageSize": {"5"}, "tag": {"security"}}},
-		{"document", "GET", "/documents/" + doc, "/documents/{id}", full, nil},
-		{"document-traverse", "GET", "/documents/" + doc + "/traverse", "/documents/{id}/traverse", full, url.Values{"depth": {"2"}}},
-		{"document-source-recordings", "GET", "/documents/" + doc + "/source-recordings", "/documents/{id}/source-recordings", full, nil},
-		{"search", "GET", "/search/documents", "/search/documents", full, url.Values{"q": {"reset password"}, "pageSize": {"3"}}},
-		{"head-libraries", "HEAD", "/libraries", "/libraries", full, nil},
-		{"error-method-not-allowed", "POST", "/libraries", "/libraries", full, nil},
-		{"error-bad-request", "GET", "/libraries/lib_it/documents", "/libraries/{id}/documents", full, url.Values{"pageSize": {"lots"}}},
-		{"error-repeated-parameter", "GET", "/libraries/lib_it/documents", "/libraries/{id}/documents", full, url.Values{"page": {"1", "2"}}},
-		{"error-out-of-scope", "GET", "/libraries/lib_it", "/libraries/{id}", one, nil},
-		{"error-recordings-forbidden", "GET", "/documents/" + doc + "/source-recordings", "/documents/{id}/source-recordings", noRec, nil},
-		{"error-no-ai-credit", "GET", "/search/documents", "/search/documents", noCredit, url.Values{"q": {"stock"}}},
+		{"libraries", "GET", "/libraries", "/libraries", full, nil, ""},
+		{"library", "GET", "/libraries/it-operations", "/libraries/{id}", full, nil, ""},
+		{"library-tags", "GET", "/libraries/lib_it/tags", "/libraries/{id}/tags", full, nil, ""},
+		{"library-categories", "GET", "/libraries/lib_it/categories", "/libraries/{id}/categories", full, nil, ""},
+		{"library-applications", "GET", "/libraries/lib_it/applications", "/libraries/{id}/applications", full, nil, ""},
+		{"library-graph", "GET", "/libraries/lib_it/graph", "/libraries/{id}/graph", full, nil, ""},
+		{"library-documents", "GET", "/libraries/lib_it/documents", "/libraries/{id}/documents", full, url.Values{"pageSize": {"5"}, "tag": {"security"}}, ""},
+		{"document", "GET", "/documents/" + doc, "/documents/{id}", full, nil, ""},
+		{"document-traverse", "GET", "/documents/" + doc + "/traverse", "/documents/{id}/traverse", full, url.Values{"depth": {"2"}}, ""},
+		{"document-source-recordings", "GET", "/documents/" + doc + "/source-recordings", "/documents/{id}/source-recordings", full, nil, ""},
+		{"search", "GET", "/search/documents", "/search/documents", full, url.Values{"q": {"reset password"}, "pageSize": {"3"}}, ""},
+		{"head-libraries", "HEAD", "/libraries", "/libraries", full, nil, ""},
+		{"error-method-not-allowed", "POST", "/libraries", "/libraries", full, nil, ""},
+		{"error-bad-request", "GET", "/libraries/lib_it/documents", "/libraries/{id}/documents", full, url.Values{"pageSize": {"lots"}}, ""},
+		{"error-repeated-parameter", "GET", "/libraries/lib_it/documents", "/libraries/{id}/documents", full, url.Values{"page": {"1", "2"}}, ""},
+		{"error-out-of-scope", "GET", "/libraries/lib_it", "/libraries/{id}", one, nil, ""},
+		{"error-recordings-forbidden", "GET", "/documents/" + doc + "/source-recordings", "/documents/{id}/source-recordings", noRec, nil, ""},
+		{"error-no-ai-credit", "GET", "/search/documents", "/search/documents", noCredit, url.Values{"q": {"stock"}}, ""},
+		// The MCP endpoint, served by the mcp function: the one request with a body.
+		{"mcp", "POST", httpapi.MCPPath, httpapi.MCPPath, full, nil, mcpCall},
 	}
 }
 
@@ -128,6 +147,22 @@ func headersOf(key string) map[string][]string {
 	}
 	if key != "" {
 		h["Authorization"] = []string{"Bearer " + key}
+	}
+	return h
+}
+
+// headersFor is what a client sends for s: headersOf its key, and for a body
+// its type and, to /mcp, what an MCP client sends with every message (the
+// Accept both answers' types, the protocol's version). API Gateway passes
+// them on as they came.
+func headersFor(s sample) map[string][]string {
+	h := headersOf(s.key)
+	if s.body != "" {
+		h["Content-Type"] = []string{"application/json"}
+	}
+	if s.path == httpapi.MCPPath {
+		h["Accept"] = []string{"application/json, text/event-stream"}
+		h["Mcp-Protocol-Version"] = []string{"2025-06-18"}
 	}
 	return h
 }
@@ -173,9 +208,11 @@ func authorizerEvent(s sample, headers map[string][]string) events.APIGatewayCus
 }
 
 // proxyEvent is what API Gateway sends the function for s once the
-// authorizer allowed it: its context values arrive as strings.
+// authorizer allowed it: its context values arrive as strings. A body
+// arrives as text, isBase64Encoded false: the API declares no binary media
+// types, so API Gateway passes every body on as a UTF-8 string.
 func proxyEvent(s sample, authz map[string]any, principal string) events.APIGatewayProxyRequest {
-	headers := headersOf(s.key)
+	headers := headersFor(s)
 	ctx := map[string]any{"principalId": principal, "integrationLatency": 23}
 	for k, v := range authz {
 		ctx[k] = fmt.Sprint(v)
@@ -184,7 +221,7 @@ func proxyEvent(s sample, authz map[string]any, principal string) events.APIGate
 		Resource: s.resource, Path: s.path, HTTPMethod: s.method,
 		Headers: single(headers), MultiValueHeaders: headers,
 		QueryStringParameters: single(s.query), MultiValueQueryStringParameters: s.query,
-		PathParameters: pathParameters(s.resource, s.path),
+		PathParameters: pathParameters(s.resource, s.path), Body: s.body,
 		RequestContext: events.APIGatewayProxyRequestContext{
 			AccountID: account, ResourceID: "r3s0ur", Stage: stage, RequestID: "c0ffee00-" + s.name,
 			ExtendedRequestID: "Bx9Q2F8dDoEF1A=", DomainName: apiID + ".execute-api." + region + ".amazonaws.com",
@@ -252,7 +289,7 @@ func TestSampleEvents(t *testing.T) {
 	ctx := context.Background()
 	for _, s := range samples(w.data) {
 		t.Run(s.name, func(t *testing.T) {
-			authEv := authorizerEvent(s, headersOf(s.key))
+			authEv := authorizerEvent(s, headersFor(s))
 			if s.name == "libraries" { // one allowed authorizer event is kept as a sample
 				if *update {
 					writeJSON(t, "authorizer-allow.json", authEv)
@@ -277,7 +314,8 @@ func TestSampleEvents(t *testing.T) {
 					t.Errorf("the event's authorizer context %s=%v, the authorizer now gives %v", k, got, v)
 				}
 			}
-			got, err := apigw.Handler(w.handler(true))(ctx, ev)
+			mcp := s.path == httpapi.MCPPath // served by the mcp function
+			got, err := apigw.Handler(w.server(true, mcp))(ctx, ev)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -286,13 +324,13 @@ func TestSampleEvents(t *testing.T) {
 			if len(s.query) > 0 {
 				u += "?" + s.query.Encode()
 			}
-			req := httptest.NewRequest(s.method, u, nil)
+			req := httptest.NewRequest(s.method, u, strings.NewReader(s.body))
 			req.RemoteAddr = sourceIP + ":443"
-			for k, vs := range headersOf(s.key) {
+			for k, vs := range headersFor(s) {
 				req.Header[http.CanonicalHeaderKey(k)] = vs
 			}
 			rec := httptest.NewRecorder()
-			w.handler(false).ServeHTTP(rec, req)
+			w.server(false, mcp).ServeHTTP(rec, req)
 			if got.StatusCode != rec.Code {
 				t.Errorf("status %d behind the gateway, %d locally", got.StatusCode, rec.Code)
 			}
@@ -309,6 +347,23 @@ func TestSampleEvents(t *testing.T) {
 			}
 			if s.method == "HEAD" && got.Body != "" {
 				t.Errorf("HEAD answered with a body")
+			}
+			if mcp {
+				// The tool ran, behind the gateway as locally: a JSON-RPC
+				// answer to the message's ID with the search's hits.
+				var res struct {
+					ID     int `json:"id"`
+					Result struct {
+						IsError           bool `json:"isError"`
+						StructuredContent struct {
+							Hits []struct{ ID string } `json:"hits"`
+						} `json:"structuredContent"`
+					} `json:"result"`
+				}
+				if err := json.Unmarshal([]byte(got.Body), &res); err != nil || got.StatusCode != 200 || res.ID != 7 ||
+					res.Result.IsError || len(res.Result.StructuredContent.Hits) == 0 {
+					t.Errorf("MCP answer %d %.400s (%v): want the tools/call's result with hits", got.StatusCode, got.Body, err)
+				}
 			}
 		})
 	}

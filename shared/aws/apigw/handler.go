@@ -71,8 +71,10 @@ func Handler(h http.Handler) ProxyHandler {
 //     unescaped, and the handler answers it as a path that names nothing (404
 //     not_found), after the rate limits and with the headers and log line of
 //     every request.
-//   - A body that is not the base64 it claims to be. It is dropped: the API
-//     reads no body (it serves GET and answers any other method 405).
+//   - A body that is not the base64 it claims to be. It is dropped: the read
+//     API's routes read no body (they serve GET and answer any other method
+//     405), and POST /mcp answers a request without its message as the
+//     client's error, as it answers an empty body.
 //
 // The error is non-nil only when the event does not convert even so, which no
 // API Gateway event does (its domain name is a host name).

@@ -5,9 +5,10 @@ const (
 	FunctionLibraries  = "libraries"
 	FunctionDocuments  = "documents"
 	FunctionSearch     = "search"
+	FunctionMCP        = "mcp"
 	FunctionAuthorizer = "authorizer"
 	FunctionIndexer    = "indexer"
 )
 
 // Functions lists every function, in the order the stack creates them.
-var Functions = []string{FunctionLibraries, FunctionDocuments, FunctionSearch, FunctionAuthorizer, FunctionIndexer}
+var Functions = []string{FunctionLibraries, FunctionDocuments, FunctionSearch, FunctionMCP, FunctionAuthorizer, FunctionIndexer}

@@ -7,10 +7,8 @@ package mcpserver
 // sets it), in which case they fail.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,62 +16,12 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-// Environment variables read by these tests.
-const (
-	// envInspector is the path of the inspector's executable
-	// (node_modules/.bin/mcp-inspector).
-	envInspector = "DOCLIB_MCP_INSPECTOR"
-	// envRequireInspector turns a missing inspector from a skip into a
-	// failure, so that CI cannot pass by skipping the real-client tests.
-	envRequireInspector = "DOCLIB_REQUIRE_MCP_INSPECTOR"
-	// inspectorTimeout bounds one run of the inspector.
-	inspectorTimeout = 60 * time.Second
+	mcpinspector "github.com/doclib/doclib/internal/suites/inspector"
 )
 
 // inspector returns the inspector's executable, or skips (or fails) the test.
-func inspector(t *testing.T) string {
-	t.Helper()
-	path := os.Getenv(envInspector)
-	if path == "" {
-		path = filepath.Join(moduleRoot(t), ".tools", "inspector", "node_modules", ".bin", "mcp-inspector")
-	}
-	if _, err := os.Stat(path); err != nil {
-		unavailable(t, "the MCP inspector is not installed ("+err.Error()+"): run ./scripts/test, or set "+envInspector)
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		unavailable(t, "node is not on PATH: the MCP inspector is a Node.js program")
-	}
-	return path
-}
-
-func unavailable(t *testing.T, why string) {
-	t.Helper()
-	if os.Getenv(envRequireInspector) != "" {
-		t.Fatal(why)
-	}
-	t.Skip(why)
-}
-
-// moduleRoot is the folder of go.mod above this package.
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's folder")
-		}
-		dir = parent
-	}
-}
+func inspector(t *testing.T) string { return mcpinspector.Path(t) }
 
 // inspectorRun is one run of the inspector CLI.
 type inspectorRun struct {
@@ -82,43 +30,12 @@ type inspectorRun struct {
 	stderr string
 }
 
-// runInspector runs `mcp-inspector --cli args...` with its own HOME (it
-// keeps a catalog and client settings there) and no DOCLIB_ variables of
-// ours, time-boxed.
+// runInspector runs `mcp-inspector --cli args...` (mcpinspector.Run),
+// checking that no demo key it may carry is in its output.
 func runInspector(t *testing.T, bin string, args ...string) inspectorRun {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), inspectorTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, append([]string{"--cli"}, args...)...)
-	cmd.Env = []string{"HOME=" + t.TempDir(), "NO_COLOR=1"}
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "DOCLIB_") && !strings.HasPrefix(kv, "HOME=") && !strings.HasPrefix(kv, "MCP_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.WaitDelay = 5 * time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		t.Fatalf("the inspector did not finish within %s: %v\nstderr:\n%s", inspectorTimeout, args, stderr.String())
-	}
-	r := inspectorRun{stdout: stdout.Bytes(), stderr: stderr.String()}
-	var exit *exec.ExitError
-	switch {
-	case errors.As(err, &exit):
-		r.exit = exit.ExitCode()
-	case err != nil:
-		t.Fatalf("run the inspector: %v", err)
-	}
-	for _, out := range []string{stdout.String(), r.stderr} {
-		for _, key := range []string{keyFull, keyOneLibrary} {
-			if strings.Contains(out, key) {
-				t.Errorf("the API key appears in the inspector's output:\n%s", out)
-			}
-		}
-	}
-	return r
+	r := mcpinspector.Run(t, bin, []string{keyFull, keyOneLibrary, keyNoAICredit}, args...)
+	return inspectorRun{exit: r.Exit, stdout: r.Stdout, stderr: r.Stderr}
 }
 
 // inspectorResult is what the inspector prints for tools/call.
@@ -282,13 +199,13 @@ func TestInspectorOverHTTP(t *testing.T) {
 // MCP configuration does. It needs the CLI (cmd/doclib), built here.
 func TestInspectorOverStdioWithDoclibMCP(t *testing.T) {
 	bin := inspector(t)
-	root := moduleRoot(t)
+	root := mcpinspector.ModuleRoot(t)
 	if _, err := os.Stat(filepath.Join(root, "cmd", "doclib")); err != nil {
 		t.Skip("cmd/doclib does not exist yet: `doclib mcp` cannot be tested over stdio")
 	}
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		unavailable(t, "go is not on PATH: cannot build cmd/doclib")
+		mcpinspector.Unavailable(t, "go is not on PATH: cannot build cmd/doclib")
 	}
 	doclib := filepath.Join(t.TempDir(), "doclib")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
