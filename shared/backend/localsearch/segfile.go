@@ -280,8 +280,17 @@ func (sr *segReader) fill(b []byte) error {
 
 func readArray[T any](sr *segReader, n uint64) ([]T, error) {
 	s := make([]T, n)
-	return s, sr.fill(asBytes(s))
+	b := asBytes(s)
+	if len(b) >= populateBytes {
+		populate(b)
+	}
+	return s, sr.fill(b)
 }
+
+// populateBytes is the size from which an array's pages are mapped in one
+// call before it is read (populate): below it, the call costs more than
+// the faults it saves.
+const populateBytes = 1 << 20
 
 // ReadSegment reads a segment file of size bytes: the index, for queries
 // embedded by e, and the documents it deletes from older segments. A
@@ -327,8 +336,8 @@ func ReadSegment(r io.Reader, size int64, e search.Embedder) (*Index, []string, 
 		return nil, nil, fmt.Errorf("%w: its vectors are of embedder %q (%d dimensions), this program embeds with %q (%d dimensions)",
 			ErrSegmentIncompatible, emb, dims, e.ID(), e.Dimensions())
 	}
-	blob := make([]byte, strBytes)
-	if err := sr.fill(blob); err != nil {
+	blob, err := readArray[byte](sr, strBytes)
+	if err != nil {
 		return nil, nil, err
 	}
 	lens, err := readArray[uint32](sr, 3*nDocs+nTags+nApps+nRecs+nTerms+nDel)
