@@ -136,6 +136,15 @@ const (
 	// EnvRequireDynalite turns "dynalite is unavailable" from a skip into a
 	// failure, so that CI cannot pass by silently skipping the DynamoDB tests.
 	EnvRequireDynalite = "DOCLIB_REQUIRE_DYNALITE"
+	// EnvMCPInspector is where the MCP inspector's executable is
+	// (internal/suites/inspector; scripts/tools sets it).
+	EnvMCPInspector = "DOCLIB_MCP_INSPECTOR"
+	// EnvRequireMCPInspector turns "the inspector is unavailable" from a
+	// skip into a failure, as EnvRequireDynalite does for dynalite.
+	EnvRequireMCPInspector = "DOCLIB_REQUIRE_MCP_INSPECTOR"
+	// EnvPrefix begins every name above: a test's child process gets none
+	// of them (internal/suites/inspector).
+	EnvPrefix = "DOCLIB_"
 )
 
 // Required returns the value of key, or an error that names it and says why

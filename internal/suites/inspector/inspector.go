@@ -16,14 +16,16 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/doclib/doclib/shared/settings"
 )
 
 const (
 	// EnvPath is the path of the inspector's executable
 	// (node_modules/.bin/mcp-inspector).
-	EnvPath = "DOCLIB_MCP_INSPECTOR"
+	EnvPath = settings.EnvMCPInspector
 	// EnvRequire turns a missing inspector from a skip into a failure.
-	EnvRequire = "DOCLIB_REQUIRE_MCP_INSPECTOR"
+	EnvRequire = settings.EnvRequireMCPInspector
 	// Timeout bounds one run of the inspector: a Node.js program's start
 	// is seconds on a busy 2-core machine.
 	Timeout = 90 * time.Second
@@ -91,7 +93,7 @@ func Run(t testing.TB, bin string, secrets []string, args ...string) Result {
 	cmd := exec.CommandContext(ctx, bin, append([]string{"--cli"}, args...)...)
 	cmd.Env = []string{"HOME=" + t.TempDir(), "NO_COLOR=1"}
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "DOCLIB_") && !strings.HasPrefix(kv, "HOME=") && !strings.HasPrefix(kv, "MCP_") {
+		if !strings.HasPrefix(kv, settings.EnvPrefix) && !strings.HasPrefix(kv, "HOME=") && !strings.HasPrefix(kv, "MCP_") {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
