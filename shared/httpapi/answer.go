@@ -27,7 +27,11 @@ import (
 //   - Every 200 carries a strong ETag, the XXH3-128 of the JSON, with
 //     Cache-Control "private, no-cache" and Vary: Accept-Encoding. A request
 //     whose If-None-Match names it gets 304 with no body; the key's request
-//     is given back (as GitHub does), the per-IP one is not.
+//     is given back (as GitHub does), the per-IP one is not. "*" matches
+//     too, but gives nothing back: it proves the client holds no answer.
+//   - Behind a gateway that compresses (Config.Uncompressed), the tag is
+//     weak: the bytes the client gets may be the gateway's gzip of the JSON,
+//     and a strong tag names exact bytes (RFC 9110, 8.8.1).
 //   - Above MinCompressBytes the body is compressed for a client that accepts
 //     zstd or gzip. A compressed representation's ETag is the JSON's with
 //     "-zstd" or "-gzip" appended, and If-None-Match matches either form: the
@@ -106,14 +110,17 @@ func codedTag(tag, coding string) string {
 }
 
 // notModified reports whether an If-None-Match header names the answer
-// whose JSON has tag, in any of its codings. Comparison is weak, as
-// RFC 9110 (13.1.2) wants for If-None-Match: W/ is ignored.
-func notModified(values []string, tag string) bool {
+// whose JSON has tag, in any of its codings, and whether it named it by a
+// concrete tag (not "*", which matches any answer: the client may hold
+// none). Comparison is weak, as RFC 9110 (13.1.2) wants for If-None-Match:
+// W/ is ignored.
+func notModified(values []string, tag string) (match, concrete bool) {
 	for _, v := range values {
 		for _, t := range strings.Split(v, ",") {
 			t = strings.TrimSpace(t)
 			if t == "*" {
-				return true
+				match = true
+				continue
 			}
 			t = strings.TrimPrefix(t, "W/")
 			if len(t) < 2 || t[0] != '"' || t[len(t)-1] != '"' {
@@ -124,11 +131,11 @@ func notModified(values []string, tag string) bool {
 				t = strings.TrimSuffix(t, "-"+c)
 			}
 			if t+`"` == tag {
-				return true
+				return true, true
 			}
 		}
 	}
-	return false
+	return match, false
 }
 
 // Content codings the API can answer with, in the order it prefers them
@@ -153,11 +160,7 @@ func negotiate(values []string) string {
 			weight := 1.0
 			for _, p := range strings.Split(params, ";") {
 				if k, val, ok := strings.Cut(strings.TrimSpace(p), "="); ok && strings.EqualFold(strings.TrimSpace(k), "q") {
-					if f, err := strconv.ParseFloat(strings.TrimSpace(val), 64); err == nil {
-						weight = f
-					} else {
-						weight = 0
-					}
+					weight = qvalue(strings.TrimSpace(val))
 				}
 			}
 			if name == "x-gzip" {
@@ -183,6 +186,27 @@ func negotiate(values []string) string {
 		}
 	}
 	return best
+}
+
+// qvalue reads a weight as RFC 9110 (12.4.2) writes it: 0 to 1 with at
+// most three decimals ("0", "0.5", "1.000"). Anything else ("2", "Inf",
+// "-1", "1e0") is no weight a client can mean, and counts as 0: the coding
+// is not taken on a malformed word.
+func qvalue(s string) float64 {
+	whole, frac, _ := strings.Cut(s, ".")
+	if len(frac) > 3 || (whole != "0" && whole != "1") {
+		return 0
+	}
+	for _, c := range frac {
+		if c < '0' || c > '9' || whole == "1" && c != '0' {
+			return 0
+		}
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0
+	}
+	return f
 }
 
 var (
@@ -237,10 +261,16 @@ func (s *server) sendAnswer(w http.ResponseWriter, r *http.Request, body []byte,
 	if !s.Uncompressed && len(body) >= MinCompressBytes {
 		coding = negotiate(r.Header.Values("Accept-Encoding"))
 	}
-	if inm := r.Header.Values("If-None-Match"); len(inm) > 0 && notModified(inm, tag) {
-		// The tag of the representation a 200 would have sent now.
-		h.Set("ETag", codedTag(tag, coding))
-		s.giveBackKeyRequest(r.Context(), h)
+	// The tag of the representation a 200 sends now.
+	sent := codedTag(tag, coding)
+	if s.Uncompressed {
+		sent = "W/" + sent
+	}
+	if match, concrete := notModified(r.Header.Values("If-None-Match"), tag); match {
+		h.Set("ETag", sent)
+		if concrete {
+			s.giveBackKeyRequest(r.Context(), h)
+		}
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
@@ -258,7 +288,7 @@ func (s *server) sendAnswer(w http.ResponseWriter, r *http.Request, body []byte,
 		s.writeError(w, r, answerTooLarge(len(body), s.MaxAnswerBytes, coding))
 		return
 	}
-	h.Set("ETag", codedTag(tag, coding))
+	h.Set("ETag", sent)
 	h.Set("Content-Type", "application/json; charset=utf-8")
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
@@ -292,8 +322,8 @@ type keyTake struct {
 }
 
 // giveBackKeyRequest returns the key's request a 304 took, as GitHub does:
-// a conditional request that finds nothing new does not count against the
-// key's limit. X-RateLimit-Remaining then says what is left after it. The
+// a conditional request whose client already held the answer (it sent the
+// answer's own tag, not "*") does not count against the key's limit. X-RateLimit-Remaining then says what is left after it. The
 // per-IP limit keeps its count: it guards the service, and a 304 still cost
 // the whole answer's work.
 func (s *server) giveBackKeyRequest(ctx context.Context, h http.Header) {

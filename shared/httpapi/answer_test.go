@@ -36,7 +36,8 @@ var fixturePaths = []string{
 func bearer(key string) string { return "Bearer " + key }
 
 func TestConditionalGet(t *testing.T) {
-	s := newServer(t, options{})
+	// A 304 to * counts against the key: room for every request here.
+	s := newServer(t, options{keyLimit: 1000, ipLimit: 3000})
 	for _, p := range fixturePaths {
 		identity := http.Header{"Accept-Encoding": {"identity"}}
 		first := s.doWith(t, http.MethodGet, bearer(fixture.KeyFull), p, identity)
@@ -169,6 +170,30 @@ func Test304DoesNotCountAgainstTheKey(t *testing.T) {
 	}
 }
 
+// TestStarNeverGivesBack: If-None-Match: * matches any answer, so it gets a
+// 304, but it proves the client holds nothing: the key's request is spent
+// as a 200's would be. Before, 1,000 304s to * and then 100 200s fitted in
+// one window of a key whose limit is 100.
+func TestStarNeverGivesBack(t *testing.T) {
+	const limit = 5
+	s := newServer(t, options{keyLimit: limit, ipLimit: 1000})
+	for i := range limit {
+		inm := "*"
+		if i%2 == 1 {
+			inm = `"nope", *` // a list with * and no concrete match
+		}
+		r := s.doWith(t, http.MethodGet, bearer(fixture.KeyFull), "/libraries", http.Header{"If-None-Match": {inm}})
+		if want := strconv.Itoa(limit - 1 - i); r.status != http.StatusNotModified || r.header.Get("X-RateLimit-Remaining") != want {
+			t.Fatalf("304 to %s number %d: %d, X-RateLimit-Remaining %q; want 304 with %s left", inm, i+1, r.status, r.header.Get("X-RateLimit-Remaining"), want)
+		}
+	}
+	for _, inm := range []string{"*", ""} {
+		if r := s.doWith(t, http.MethodGet, bearer(fixture.KeyFull), "/libraries", http.Header{"If-None-Match": {inm}}); r.status != http.StatusTooManyRequests {
+			t.Fatalf("after %d requests with If-None-Match *, one with %q: %d, want 429", limit, inm, r.status)
+		}
+	}
+}
+
 // Test304SearchIsBilled: a search answered 304 ran in full and spends its
 // credit, as docs/api.md says of every search.
 func Test304SearchIsBilled(t *testing.T) {
@@ -238,6 +263,12 @@ func TestCompression(t *testing.T) {
 		{"zstd;q=0.1, gzip;q=0.9", "gzip"}, {"zstd;q=0, gzip", "gzip"}, {"gzip;q=0", ""}, {"*", "zstd"},
 		{"*;q=0.5, gzip", "gzip"}, {"zstd;q=0, *", "gzip"}, {"br", ""}, {"identity", ""},
 		{"gzip;q=nonsense", ""}, {"deflate, br;q=1.0, zstd;q=0.8", "zstd"},
+		// Weights as RFC 9110 writes them, 0 to 1 with three decimals at
+		// most; any other is no weight, and takes nothing.
+		{"gzip;q=0.001", "gzip"}, {"gzip;q=1.000", "gzip"}, {"gzip;q=1.", "gzip"}, {"gzip;q=0.0001", ""},
+		{"gzip;q=2", ""}, {"zstd;q=2, gzip;q=0.5", "gzip"}, {"zstd;q=Inf, gzip;q=0.1", "gzip"},
+		{"zstd;q=NaN, gzip;q=0.1", "gzip"}, {"zstd;q=-1, gzip;q=0.1", "gzip"}, {"zstd;q=1.5, gzip", "gzip"},
+		{"zstd;q=1e0, gzip;q=0.1", "gzip"}, {"*;q=2", ""},
 	} {
 		r := s.doWith(t, http.MethodGet, bearer(fixture.KeyFull), p, http.Header{"Accept-Encoding": {c.accept}})
 		if got := r.header.Get("Content-Encoding"); got != c.want {
@@ -277,9 +308,22 @@ func TestCompression(t *testing.T) {
 		t.Errorf("a %d-byte answer: Content-Encoding %q, want none under %d bytes", len(small.body), small.header.Get("Content-Encoding"), httpapi.MinCompressBytes)
 	}
 	// Uncompressed (a gateway compresses instead): never.
+	// The tag is weak then: the gateway may send its gzip of these bytes,
+	// and a strong tag would name bytes the client never got. It still
+	// revalidates, weakly, in either form.
 	u := newServer(t, options{config: func(c *httpapi.Config) { c.Uncompressed = true }})
-	if r := u.doWith(t, http.MethodGet, bearer(fixture.KeyFull), p, http.Header{"Accept-Encoding": {"gzip, zstd"}}); r.header.Get("Content-Encoding") != "" || !bytes.Equal(r.body, plain.body) {
-		t.Errorf("Uncompressed: Content-Encoding %q", r.header.Get("Content-Encoding"))
+	ur := u.doWith(t, http.MethodGet, bearer(fixture.KeyFull), p, http.Header{"Accept-Encoding": {"gzip, zstd"}})
+	if ur.header.Get("Content-Encoding") != "" || !bytes.Equal(ur.body, plain.body) {
+		t.Errorf("Uncompressed: Content-Encoding %q", ur.header.Get("Content-Encoding"))
+	}
+	if ur.header.Get("ETag") != "W/"+tag {
+		t.Errorf("Uncompressed: ETag %q, want the weak W/%s", ur.header.Get("ETag"), tag)
+	}
+	for _, inm := range []string{"W/" + tag, tag} {
+		r := u.doWith(t, http.MethodGet, bearer(fixture.KeyFull), p, http.Header{"If-None-Match": {inm}, "Accept-Encoding": {"gzip"}})
+		if r.status != http.StatusNotModified || r.header.Get("ETag") != "W/"+tag {
+			t.Errorf("Uncompressed, If-None-Match %s: %d, ETag %q; want 304 with W/%s", inm, r.status, r.header.Get("ETag"), tag)
+		}
 	}
 }
 
