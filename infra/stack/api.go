@@ -123,7 +123,7 @@ func newAPI(s awscdk.Stack, cfg Config, fns map[string]*function) *api {
 		// s so that revocation and suspension take effect within a minute.
 		ResultsCacheTtl: awscdk.Duration_Seconds(jsii.Number(float64(cfg.AuthorizerCacheSeconds))),
 	})
-	a.addRoutes(fns, authorizer, cfg.UsagePlans)
+	a.addRoutes(cfg, fns, authorizer)
 	for _, gr := range GatewayResponses(cfg) {
 		a.addGatewayResponse(gr)
 	}
@@ -161,7 +161,7 @@ func newAPI(s awscdk.Stack, cfg Config, fns map[string]*function) *api {
 // answers any other method 405 with Allow: POST, after the authorizer, the
 // usage plans and the key's limit, as the routes do. So POST reaches a
 // function on every path, and only the mcp function's handler serves it.
-func (a *api) addRoutes(fns map[string]*function, authorizer awsapigateway.IAuthorizer, keyRequired bool) {
+func (a *api) addRoutes(cfg Config, fns map[string]*function, authorizer awsapigateway.IAuthorizer) {
 	integrations := map[string]awsapigateway.LambdaIntegration{}
 	for _, rt := range apiRoutes() {
 		f, ok := fns[rt.Group]
@@ -180,6 +180,11 @@ func (a *api) addRoutes(fns map[string]*function, authorizer awsapigateway.IAuth
 				// comes, so no answer is bound by Lambda's 6 MB or the
 				// gateway's 10 MB (docs/design.md, "Answers of any size").
 				ResponseTransferMode: awsapigateway.ResponseTransferMode(a.transfer),
+				// A streamed answer must be complete within the integration
+				// timeout, which therefore covers the function's whole
+				// invocation (integrationTimeout); a buffered one keeps API
+				// Gateway's default, 29 s.
+				Timeout: integrationTimeout(cfg, rt.Group),
 			})
 			integrations[rt.Group] = in
 		}
@@ -188,7 +193,7 @@ func (a *api) addRoutes(fns map[string]*function, authorizer awsapigateway.IAuth
 			Authorizer:        authorizer,
 			// Usage plans apply only to methods that require an API key; the
 			// key comes from the authorizer, not from the client.
-			ApiKeyRequired: jsii.Bool(keyRequired),
+			ApiKeyRequired: jsii.Bool(cfg.UsagePlans),
 		})
 	}
 }

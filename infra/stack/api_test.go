@@ -448,9 +448,12 @@ func (s *synthesized) gatewayResponse(t *testing.T, typ string) map[string]any {
 }
 
 // TestResponseTransfer: a streaming stack compresses nothing at the gateway
-// (API Gateway cannot for a stream) and gives each API function the time to
-// stream its largest answer; a buffered one (-c responseStreaming=false) lets
-// the gateway compress and keeps the functions' timeouts.
+// (API Gateway cannot for a stream), gives each API function the time to
+// stream its largest answer, and gives each integration the time of the
+// function's whole invocation, since API Gateway's integration timeout is
+// the time to complete the response; a buffered one (-c
+// responseStreaming=false) lets the gateway compress and keeps the
+// functions' timeouts and API Gateway's default 29 s.
 func TestResponseTransfer(t *testing.T) {
 	for _, variant := range []map[string]any{defaultContext, customContext} {
 		s := synth(t, variant)
@@ -472,6 +475,31 @@ func TestResponseTransfer(t *testing.T) {
 			}
 			if timeout != want {
 				t.Errorf("streaming %v: %s timeout %v s, want %v", s.cfg.ResponseStreaming, name, timeout, want)
+			}
+		}
+		timeouts := map[string]float64{} // the functions' timeouts by logical ID
+		for _, f := range s.resources("AWS::Lambda::Function") {
+			timeouts[f.ID], _ = f.Props["Timeout"].(float64)
+		}
+		for _, m := range s.resources("AWS::ApiGateway::Method") {
+			in := m.Props["Integration"].(map[string]any)
+			fn := ""
+			for id := range timeouts {
+				if strings.Contains(render(in["Uri"]), "<"+id+".Arn>") {
+					fn = id
+				}
+			}
+			got, set := in["TimeoutInMillis"].(float64)
+			switch {
+			case fn == "":
+				t.Errorf("method %s: no function in %s", m.ID, render(in["Uri"]))
+			case !s.cfg.ResponseStreaming && set:
+				t.Errorf("buffered: method %s has TimeoutInMillis %v; want API Gateway's default (29 s), the most without a quota increase", m.ID, got)
+			case s.cfg.ResponseStreaming && got != (timeouts[fn]+lambdaInitSeconds)*1000:
+				t.Errorf("streaming: method %s (function %s, timeout %v s) has TimeoutInMillis %v; want the whole invocation, %v ms",
+					m.ID, fn, timeouts[fn], in["TimeoutInMillis"], (timeouts[fn]+lambdaInitSeconds)*1000)
+			case s.cfg.ResponseStreaming && (got <= 29000 || got > 15*60*1000):
+				t.Errorf("streaming: method %s has TimeoutInMillis %v; a stream may have up to 15 minutes, and the 29 s default cuts a large answer", m.ID, got)
 			}
 		}
 	}

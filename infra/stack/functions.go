@@ -21,9 +21,10 @@ import (
 // sizing is a function's memory and timeout. Lambda gives CPU in proportion
 // to memory, so the functions that encode large answers or call Bedrock and
 // OpenSearch get more. An API function's timeout here is its time to make an
-// answer, well within API Gateway's 29 s integration timeout (time to the
-// first byte when streamed); sizeOf adds the time to stream the largest
-// answer (apigw.StreamSeconds), which the invocation lasts too.
+// answer, within API Gateway's default integration timeout of 29 s, which a
+// buffered integration keeps; sizeOf adds the time to stream the largest
+// answer (apigw.StreamSeconds), which the invocation lasts too, and a
+// streamed integration's timeout covers it all (integrationTimeout).
 type sizing struct {
 	memoryMB   int
 	timeoutSec int
@@ -35,7 +36,7 @@ type sizing struct {
 // 30 MB read from the table and 30 MB of JSON, a traversal that reaches 160
 // such documents 48 MB and 53 MB. Each holds both at once, and Lambda's CPU
 // grows with memory (1,024 MB is about 0.6 vCPU), so each gets 1,024 MB and
-// 20 s to make an answer, under API Gateway's 29 s to the first byte.
+// 20 s to make an answer, under API Gateway's 29 s of a buffered integration.
 var sizes = map[string]sizing{
 	lambdaapp.FunctionLibraries: {1024, 20, "libraries routes (a page of 100 documents is up to 30 MB of JSON)"},
 	lambdaapp.FunctionDocuments: {1024, 20, "documents routes (a traversal reaches every document within 3 hops)"},
@@ -79,6 +80,33 @@ func sizeOf(cfg Config, name string) (sizing, bool) {
 		size.memoryMB, size.about = embeddedIndexerMemoryMB, "DynamoDB stream to the search snapshot in S3 and API Gateway usage keys"
 	}
 	return size, ok
+}
+
+// lambdaInitSeconds is the longest a function's init phase may take, before
+// its invocation's own timeout starts: Lambda ends an init that runs longer
+// (Lambda Developer Guide, "Understanding the Lambda execution environment
+// lifecycle": the Init phase is limited to 10 seconds).
+const lambdaInitSeconds = 10
+
+// integrationTimeout is the timeout of the API integration that invokes the
+// function name. API Gateway's integration timeout is the time the whole
+// response may take, also when it is streamed ("Stream the integration
+// response for your proxy integrations": streaming is what allows going
+// past the default 29 s, up to 15 minutes, without a quota increase). So a
+// streamed integration's timeout is the function's whole invocation, a cold
+// start's init included: the function's timeout, which holds the time to
+// make an answer and to stream it, plus lambdaInitSeconds. A buffered
+// integration keeps API Gateway's default of 29 s (nil), the most it may have
+// without a quota increase, which the function's 20 s fits.
+func integrationTimeout(cfg Config, name string) awscdk.Duration {
+	if !cfg.ResponseStreaming {
+		return nil
+	}
+	size, ok := sizeOf(cfg, name)
+	if !ok || !answersAPI(name) {
+		panic("stack: no API integration invokes function " + name)
+	}
+	return awscdk.Duration_Seconds(jsii.Number(float64(size.timeoutSec + lambdaInitSeconds)))
 }
 
 // answersAPI reports whether a function serves the API's routes or /mcp (an
