@@ -145,6 +145,15 @@ func restAPI(t *cfn.Template, r *cfn.Resolver) (restapi.API, error) {
 		if m, ok := integ["ResponseTransferMode"].(string); ok {
 			meth.Integration.TransferMode = m
 		}
+		// TimeoutInMillis: absent is API Gateway's default (29 s);
+		// restapi.New refuses one API Gateway would refuse.
+		if v, ok := integ["TimeoutInMillis"]; ok {
+			ms := num(v)
+			if ms <= 0 {
+				return api, fmt.Errorf("standin: method %s: TimeoutInMillis %v", id, v)
+			}
+			meth.Integration.Timeout = time.Duration(ms) * time.Millisecond
+		}
 		if mode, ok := invokeAPI(fn); !ok || mode != meth.Integration.TransferMode {
 			return api, fmt.Errorf("standin: method %s: response transfer mode %s with the integration URI %s: a STREAM integration calls path/2021-11-15/functions/<arn>/response-streaming-invocations, a BUFFERED one path/2015-03-31/functions/<arn>/invocations",
 				id, meth.Integration.TransferMode, uri)

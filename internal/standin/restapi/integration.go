@@ -109,7 +109,7 @@ func (g *Gateway) integrate(w http.ResponseWriter, c *call, in Integration) {
 		g.stream(w, c, in, payload, h["X-Amzn-Trace-Id"][0])
 		return
 	}
-	ctx, cancel := context.WithTimeout(c.r.Context(), g.opts.IntegrationTimeout)
+	ctx, cancel := context.WithTimeout(c.r.Context(), g.timeout(in))
 	defer cancel()
 	out, fnErr, err := g.inv.Invoke(ctx, in.Function, payload)
 	switch {

@@ -34,7 +34,48 @@ const (
 	// (the idle timeout is a Regional endpoint's).
 	StreamMaxDuration = 15 * time.Minute
 	StreamIdleTimeout = 5 * time.Minute
+	// DefaultIntegrationTimeout is an integration's timeout when it sets
+	// none, and the most a BUFFERED one may set without a quota increase;
+	// MinIntegrationTimeout is the least any may set. A STREAM integration
+	// may set up to StreamMaxDuration ("When you use response streaming, you
+	// can configure the integration timeout up to 15 minutes").
+	DefaultIntegrationTimeout = 29 * time.Second
+	MinIntegrationTimeout     = 50 * time.Millisecond
 )
+
+// checkTimeout refuses an integration timeout API Gateway refuses: under 50
+// ms, over 29 s for a buffered integration (the Regional quota "Maximum
+// integration timeout", which an account raises only by request), over 15
+// minutes for a streamed one.
+func checkTimeout(in Integration) error {
+	if in.Timeout == 0 {
+		return nil
+	}
+	most := DefaultIntegrationTimeout
+	if in.TransferMode == TransferStream {
+		most = StreamMaxDuration
+	}
+	if in.Timeout < MinIntegrationTimeout || in.Timeout > most {
+		return fmt.Errorf("integration timeout %s: a %s integration takes %s to %s", in.Timeout, transferName(in.TransferMode), MinIntegrationTimeout, most)
+	}
+	return nil
+}
+
+func transferName(mode string) string {
+	if mode == TransferStream {
+		return TransferStream
+	}
+	return TransferBuffered
+}
+
+// timeout is the integration's timeout, Options.IntegrationTimeout when it
+// sets none.
+func (g *Gateway) timeout(in Integration) time.Duration {
+	if in.Timeout > 0 {
+		return in.Timeout
+	}
+	return g.opts.IntegrationTimeout
+}
 
 // streamDelimiter ends the JSON prelude of a Lambda proxy integration's
 // streamed response ("Set up a Lambda proxy integration with payload
@@ -84,17 +125,24 @@ func (g *Gateway) plainError(w http.ResponseWriter, c *call, status int, message
 	g.write(w, c, status, b)
 }
 
-// errStreamIdle ends a stream that sent nothing for StreamIdleTimeout.
-var errStreamIdle = errors.New("restapi: the integration's stream was idle too long")
+// errStreamIdle ends a stream that sent nothing for StreamIdleTimeout;
+// errIntegrationTimeout one still running at the integration timeout.
+var (
+	errStreamIdle         = errors.New("restapi: the integration's stream was idle too long")
+	errIntegrationTimeout = errors.New("restapi: the integration timed out before the stream's end")
+)
 
 // stream answers from a STREAM integration: it waits for the response's
-// prelude (status and headers) within the integration timeout, then passes
-// the body on as it comes, as API Gateway does. A failure before the
-// prelude is a 502 (INTEGRATION_FAILURE) or a 504 (INTEGRATION_TIMEOUT),
-// as for a buffered integration; once the status is out nothing more can be
-// said, and the connection is closed without the response's end: the
-// client sees a body cut short (HTTP/1.1: no last chunk).
+// prelude (status and headers), then passes the body on as it comes, as API
+// Gateway does. The integration timeout bounds the whole response, from the
+// invocation to the stream's last byte (API Gateway documents it as the time
+// to complete the response). A failure before the prelude is a 502
+// (INTEGRATION_FAILURE) or a 504 (INTEGRATION_TIMEOUT), as for a buffered
+// integration; once the status is out nothing more can be said, and the
+// connection is closed without the response's end: the client sees a body
+// cut short (HTTP/1.1: no last chunk).
 func (g *Gateway) stream(w http.ResponseWriter, c *call, in Integration, payload []byte, traceID string) {
+	deadline := g.opts.Now().Add(g.timeout(in))
 	src, err := g.inv.InvokeStream(c.r.Context(), in.Function, payload)
 	if err != nil {
 		g.invokeRefused(w, c, in, err)
@@ -111,7 +159,7 @@ func (g *Gateway) stream(w http.ResponseWriter, c *call, in Integration, payload
 		p, err := readPrelude(br)
 		got <- preludeResult{p, err}
 	}()
-	timer := time.NewTimer(g.opts.IntegrationTimeout)
+	timer := time.NewTimer(max(deadline.Sub(g.opts.Now()), 0))
 	defer timer.Stop()
 	var pre prelude
 	select {
@@ -128,6 +176,12 @@ func (g *Gateway) stream(w http.ResponseWriter, c *call, in Integration, payload
 		g.gatewayResponse(w, c, "INTEGRATION_TIMEOUT")
 		return
 	}
+	if !g.opts.Now().Before(deadline) {
+		// The prelude came, but after the timeout on the gateway's clock.
+		c.errMessage = "Endpoint request timed out"
+		g.gatewayResponse(w, c, "INTEGRATION_TIMEOUT")
+		return
+	}
 	hdr := w.Header()
 	setHeaders(hdr, pre.Headers, pre.MultiValueHeaders)
 	for _, ck := range pre.Cookies {
@@ -140,7 +194,7 @@ func (g *Gateway) stream(w http.ResponseWriter, c *call, in Integration, payload
 		status = http.StatusOK
 	}
 	w.WriteHeader(status)
-	if err := g.relay(w, br); err != nil {
+	if err := g.relay(w, br, deadline); err != nil {
 		g.opts.Logf("restapi: %s %s: the stream from %s failed after the status: %v", c.r.Method, c.r.URL.Path, in.Function, err)
 		panic(http.ErrAbortHandler)
 	}
@@ -189,14 +243,21 @@ func readPrelude(br *bufio.Reader) (prelude, error) {
 
 // relay copies a streamed body to the client as it comes, flushing each
 // piece, within the gateway's bandwidth cap, idle timeout and longest
-// duration.
-func (g *Gateway) relay(w http.ResponseWriter, src io.Reader) error {
+// duration, and until the integration's deadline: a piece that would leave
+// after it is not sent, and the stream ends there with
+// errIntegrationTimeout. Time is the gateway's clock (Options.Now and
+// Sleep).
+func (g *Gateway) relay(w http.ResponseWriter, src io.Reader, deadline time.Time) error {
 	rate := g.opts.StreamRate
 	if rate == 0 {
 		rate = StreamRate
 	}
+	burst := g.opts.StreamBurst
+	if burst == 0 {
+		burst = StreamBurst
+	}
 	flusher, _ := w.(http.Flusher)
-	start := time.Now()
+	start := g.opts.Now()
 	sent := 0
 	buf := make([]byte, 64<<10)
 	type read struct {
@@ -217,21 +278,29 @@ func (g *Gateway) relay(w http.ResponseWriter, src io.Reader) error {
 	defer close(next)
 	for {
 		next <- struct{}{}
-		idle := time.NewTimer(StreamIdleTimeout)
+		left := deadline.Sub(g.opts.Now())
+		wait := time.NewTimer(max(min(StreamIdleTimeout, left), 0))
 		var r read
 		select {
 		case r = <-reads:
-			idle.Stop()
-		case <-idle.C:
+			wait.Stop()
+		case <-wait.C:
+			if left < StreamIdleTimeout {
+				return errIntegrationTimeout
+			}
 			return errStreamIdle
 		}
 		if r.n > 0 {
 			sent += r.n
-			if sent > StreamBurst {
-				due := start.Add(time.Duration(float64(sent-StreamBurst) / rate * float64(time.Second)))
-				time.Sleep(time.Until(due))
+			if sent > burst {
+				due := start.Add(time.Duration(float64(sent-burst) / rate * float64(time.Second)))
+				g.opts.Sleep(due.Sub(g.opts.Now()))
 			}
-			if time.Since(start) > StreamMaxDuration {
+			now := g.opts.Now()
+			if !now.Before(deadline) {
+				return errIntegrationTimeout
+			}
+			if now.Sub(start) > StreamMaxDuration {
 				return fmt.Errorf("restapi: the stream outlasted %s", StreamMaxDuration)
 			}
 			if _, err := w.Write(buf[:r.n]); err != nil {

@@ -82,6 +82,13 @@ type Integration struct {
 	// default; Lambda's Invoke) or STREAM (InvokeWithResponseStream, whose
 	// URI is .../2021-11-15/functions/<arn>/response-streaming-invocations).
 	TransferMode string
+	// Timeout is the integration's TimeoutInMillis; 0 is API Gateway's
+	// default (Options.IntegrationTimeout). It is the time the whole
+	// response may take, a streamed one's last byte included: API Gateway
+	// documents it as the time to complete the response, and streaming is
+	// what lets it pass 29 s, up to StreamMaxDuration ("Stream the
+	// integration response for your proxy integrations in API Gateway").
+	Timeout time.Duration
 }
 
 // Transfer modes of an integration's response.
@@ -182,14 +189,23 @@ type Options struct {
 	// ClientIP is the caller's address as API Gateway sees it (the source
 	// of the TCP connection); nil takes the host of Request.RemoteAddr.
 	ClientIP func(*http.Request) string
-	// IntegrationTimeout is the integration's time limit; 0 is API
-	// Gateway's default, 29 s. For a STREAM integration it bounds the time
-	// to the response's first byte (its prelude).
+	// Sleep waits d on the gateway's clock: the pacing of a streamed
+	// response past its burst (nil: time.Sleep). With Now, a test can run
+	// the gateway's clock ahead of the wall clock, so that a stream paced
+	// over minutes of the gateway's time passes in a moment.
+	Sleep func(d time.Duration)
+	// IntegrationTimeout is the timeout of an integration that sets none
+	// (Integration.Timeout); 0 is API Gateway's default, 29 s. It bounds the
+	// whole response, a streamed one too.
 	IntegrationTimeout time.Duration
 	// StreamRate is the bandwidth of a streamed response past its first
 	// StreamBurst bytes, in bytes a second; 0 is API Gateway's, StreamRate.
 	StreamRate float64
-	Logf       func(format string, args ...any)
+	// StreamBurst is what a streamed response carries before StreamRate
+	// applies; 0 is API Gateway's, StreamBurst. Tests lower it with the rate
+	// to pace a small answer as AWS paces a large one.
+	StreamBurst int
+	Logf        func(format string, args ...any)
 }
 
 // Gateway is the API's stage as an http.Handler: a request path is the
@@ -230,8 +246,11 @@ func New(api API, inv Invoker, keys APIKeys, opts Options) (*Gateway, error) {
 			return host
 		}
 	}
+	if opts.Sleep == nil {
+		opts.Sleep = time.Sleep
+	}
 	if opts.IntegrationTimeout == 0 {
-		opts.IntegrationTimeout = 29 * time.Second
+		opts.IntegrationTimeout = DefaultIntegrationTimeout
 	}
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
@@ -297,6 +316,9 @@ func (g *Gateway) check() error {
 			case "", TransferBuffered, TransferStream:
 			default:
 				return fmt.Errorf("restapi: %s %s: response transfer mode %q", m, res.Path, meth.Integration.TransferMode)
+			}
+			if err := checkTimeout(meth.Integration); err != nil {
+				return fmt.Errorf("restapi: %s %s: %w", m, res.Path, err)
 			}
 			switch meth.AuthorizationType {
 			case "NONE", "":

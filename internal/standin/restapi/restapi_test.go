@@ -387,6 +387,126 @@ func streamer(payload []byte, w *io.PipeWriter) {
 		time.Sleep(2 * time.Second)
 		prelude()
 		w.Close()
+	case "stall":
+		prelude()
+		write(bytes.Repeat([]byte("x"), 1<<20))
+		time.Sleep(3 * time.Second)
+		write(bytes.Repeat([]byte("x"), 1<<20))
+		w.Close()
+	}
+}
+
+// fastClock is a gateway clock that runs ahead of the wall clock by what the
+// gateway has slept on it: Sleep returns at once, so a stream the gateway
+// paces over a minute of its own time passes in a moment, and Now has seen
+// the minute pass.
+type fastClock struct {
+	mu    sync.Mutex
+	ahead time.Duration
+}
+
+func (c *fastClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.ahead)
+}
+
+func (c *fastClock) Sleep(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ahead += d
+}
+
+func (c *fastClock) Ahead() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ahead
+}
+
+// TestStreamTimeoutCoversTheWholeResponse: a STREAM integration's timeout
+// bounds the whole response, not only its prelude, as API Gateway documents
+// it (the time to complete the response). A 12 MiB answer that the
+// gateway's bandwidth cap spreads over 40 s of the gateway's clock arrives
+// whole when the integration's timeout is 61 s, and is cut after its status
+// with API Gateway's default of 29 s. The clock runs ahead as the gateway
+// paces, so neither case waits 40 s.
+func TestStreamTimeoutCoversTheWholeResponse(t *testing.T) {
+	const size = 12 << 20
+	get := func(t *testing.T, timeout time.Duration, id string, opts Options) (*http.Response, []byte, error) {
+		t.Helper()
+		api := streamAPI()
+		for i := range api.Resources {
+			for m, meth := range api.Resources[i].Methods {
+				meth.Integration.Timeout = timeout
+				api.Resources[i].Methods[m] = meth
+			}
+		}
+		f := &funcs{calls: map[string]int{}, events: map[string][]byte{},
+			handler: map[string]func([]byte) ([]byte, string, error){"authz": authorizer},
+			streams: map[string]func([]byte, *io.PipeWriter){"items": streamer}}
+		g, err := New(api, f, keys{"uk-good": {ID: "k1", Enabled: true, UsagePlans: []string{"plan1"}}}, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(g)
+		t.Cleanup(srv.Close)
+		return getAll(t, srv.URL+"/items/"+id)
+	}
+	paced := func(clock *fastClock) Options {
+		// Past its first MiB, the answer leaves at 11 MiB in 40 s.
+		return Options{Now: clock.Now, Sleep: clock.Sleep, StreamBurst: 1 << 20, StreamRate: float64(size-1<<20) / 40}
+	}
+	t.Run("61 s: whole", func(t *testing.T) {
+		clock := &fastClock{}
+		resp, body, err := get(t, 61*time.Second, "big", paced(clock))
+		if resp.StatusCode != 201 || err != nil || len(body) != size {
+			t.Errorf("%d, %d bytes, read error %v; want 201 and all %d bytes", resp.StatusCode, len(body), err, size)
+		}
+		if took := clock.Ahead(); took < 39*time.Second {
+			t.Errorf("the stream took %s of the gateway's time; the test means one longer than 29 s", took)
+		}
+	})
+	t.Run("29 s: cut", func(t *testing.T) {
+		clock := &fastClock{}
+		resp, body, err := get(t, 0, "big", paced(clock))
+		if resp.StatusCode != 201 || err == nil || len(body) >= size || len(body) < 1<<20 {
+			t.Errorf("%d, %d bytes, read error %v; want 201 and a body cut after its first MiB, with an error", resp.StatusCode, len(body), err)
+		}
+	})
+	t.Run("a stall past the timeout", func(t *testing.T) {
+		// Real time: the function stops for 3 s after 1 MiB; a 1 s timeout
+		// ends the stream there instead of at the 5-minute idle timeout.
+		resp, body, err := get(t, time.Second, "stall", Options{})
+		if resp.StatusCode != 201 || err == nil || len(body) != 1<<20 {
+			t.Errorf("%d, %d bytes, read error %v; want 201, the first MiB and an error", resp.StatusCode, len(body), err)
+		}
+	})
+}
+
+// TestIntegrationTimeoutsAPIGatewayRefuses: a timeout under 50 ms, over 29 s
+// for a buffered integration, or over 15 minutes for a streamed one, is
+// refused as API Gateway refuses it; 15 minutes streamed is taken.
+func TestIntegrationTimeoutsAPIGatewayRefuses(t *testing.T) {
+	for _, c := range []struct {
+		mode    string
+		timeout time.Duration
+		ok      bool
+	}{
+		{TransferBuffered, 29 * time.Second, true},
+		{TransferBuffered, 30 * time.Second, false},
+		{TransferStream, 61 * time.Second, true},
+		{TransferStream, 15 * time.Minute, true},
+		{TransferStream, 15*time.Minute + time.Millisecond, false},
+		{TransferStream, 10 * time.Millisecond, false},
+	} {
+		api := testAPI()
+		api.Resources[0].Methods["ANY"] = Method{Integration: Integration{Type: "AWS_PROXY", Function: "items", TransferMode: c.mode, Timeout: c.timeout}}
+		if _, err := New(api, nil, nil, Options{}); (err == nil) != c.ok {
+			t.Errorf("%s integration, timeout %s: error %v, want accepted %v", c.mode, c.timeout, err, c.ok)
+		}
 	}
 }
 
@@ -403,18 +523,7 @@ func TestStreamIntegration(t *testing.T) {
 	srv := httptest.NewServer(g)
 	defer srv.Close()
 	get := func(id string, hdr ...string) (*http.Response, []byte, error) {
-		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/items/"+id, nil)
-		req.Header.Set("Authorization", "Bearer good")
-		for i := 0; i+1 < len(hdr); i += 2 {
-			req.Header.Set(hdr[i], hdr[i+1])
-		}
-		resp, err := http.DefaultTransport.RoundTrip(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		return resp, b, err
+		return getAll(t, srv.URL+"/items/"+id, hdr...)
 	}
 
 	// Past the buffered 10 MB, whole, with the prelude's status and headers;
@@ -448,6 +557,24 @@ func TestStreamIntegration(t *testing.T) {
 			t.Errorf("%s: %d %s (%v), want %d %s", c.id, resp.StatusCode, body, err, c.status, c.body)
 		}
 	}
+}
+
+// getAll GETs url with a good key and the headers given (name, value, ...)
+// and reads the whole body, as sent: the read's error is the body's.
+func getAll(t *testing.T, url string, hdr ...string) (*http.Response, []byte, error) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	req.Header.Set("Authorization", "Bearer good")
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp, b, err
 }
 
 func TestStreamBandwidth(t *testing.T) {
