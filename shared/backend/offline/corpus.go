@@ -1,11 +1,14 @@
 package offline
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/fnv"
+	"io"
 	"maps"
 	"math"
 	"math/rand/v2"
@@ -173,15 +176,10 @@ func FitCorpus(ctx context.Context, h *Hashing, texts []string, dims int) (*Corp
 			}
 		}
 	}
-	// The ID names the features and vectors: an index built with one fitted
-	// embedder is never searched with another.
-	sum := fnv.New64a()
-	sum.Write([]byte(strconv.Itoa(nF)))
-	for _, t := range texts {
-		sum.Write([]byte(t))
-		sum.Write([]byte{0})
-	}
-	c.id = fmt.Sprintf("corpus-v1/%d/%016x", dims, sum.Sum64())
+	// The ID names the features and vectors (the digest of its file): an
+	// index built with one fitted embedder is never searched with another,
+	// and a reader recomputes it from what it reads.
+	c.id = corpusID(dims, c.digest())
 	return c, nil
 }
 
@@ -299,88 +297,159 @@ func (c *Corpus) Vector(text string) []float32 {
 	return out
 }
 
-// corpusMagic starts a fitted embedder written by MarshalBinary.
-const corpusMagic = "doclib-corpus-v1\n"
+// A fitted embedder is written (MarshalBinary) as:
+//
+//	magic     "doclib-corpus-v2\n"
+//	dims      uvarint, 1 to maxCorpusDimensions
+//	features  uvarint count n, then each feature's name (uvarint length,
+//	          then its bytes; not empty, no two alike), in row order
+//	idf       n little-endian float32s, each in [0, maxIDF]
+//	vectors   n × dims little-endian float32s, each in [-1, 1]
+//
+// Every integer is written in its shortest form, so one embedder has one
+// file. The file holds no ID: the ID is the SHA-256 of everything after the
+// magic (corpusID), recomputed by the reader, so that no file can claim the
+// ID of another fit. Version 1 wrote the ID, which the reader trusted.
+const corpusMagic = "doclib-corpus-v2\n"
 
-// MarshalBinary writes the fitted embedder: its ID, dimensions, features,
-// idf and vectors, so that a restart reads it rather than fitting again
+// Bounds of what UnmarshalCorpus takes: a value outside them cannot come from
+// a fit, and would make vectors that are not finite.
+const (
+	maxCorpusDimensions = 4096
+	// maxIDF is above any idf a fit computes: ln(1 + (n − 0.5)/1.5) for a
+	// feature of one document among n stays under 64 for every n a float64
+	// holds below 10^27.
+	maxIDF = 64
+	// maxCoordinate bounds a feature's vector's values: each is a coordinate
+	// of a column of an orthonormal matrix, so at most 1 in size, with a
+	// margin for rounding.
+	maxCoordinate = 1 + 1e-4
+	// minFeatureBytes is the fewest bytes a feature takes in the file with
+	// one dimension: a length byte, a byte of name, its idf and one value.
+	minFeatureBytes = 2 + 4 + 4
+)
+
+// corpusID names a fitted embedder by the digest of its file's body (what
+// writeBody writes).
+func corpusID(dims int, sum []byte) string {
+	return fmt.Sprintf("corpus-v1/%d/%x", dims, sum[:8])
+}
+
+// MarshalBinary writes the fitted embedder: its dimensions, features, idf
+// and vectors, so that a restart reads it rather than fitting again
 // (doclib-server --index-dir). The Hashing it was fitted from (its analyzer
 // and thesaurus) is not written: UnmarshalCorpus takes it.
 func (c *Corpus) MarshalBinary() ([]byte, error) {
+	var b bytes.Buffer
+	b.Grow(len(corpusMagic) + 20 + len(c.features)*16 + 4*(len(c.idf)+len(c.vecs)))
+	b.WriteString(corpusMagic)
+	if err := c.writeBody(&b); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// digest is the SHA-256 of what writeBody writes, without holding it.
+func (c *Corpus) digest() []byte {
+	h := sha256.New()
+	c.writeBody(h) // a hash never fails a write
+	return h.Sum(nil)
+}
+
+// writeBody writes everything of the file after the magic.
+func (c *Corpus) writeBody(w io.Writer) error {
 	names := make([]string, len(c.features))
 	for name, row := range c.features {
 		names[row] = name
 	}
-	b := []byte(corpusMagic)
-	b = binary.AppendUvarint(b, uint64(len(c.id)))
-	b = append(b, c.id...)
-	b = binary.AppendUvarint(b, uint64(c.dims))
-	b = binary.AppendUvarint(b, uint64(len(names)))
+	bw := bufio.NewWriterSize(w, 64<<10)
+	var scratch [binary.MaxVarintLen64]byte
+	uvarint := func(v uint64) { bw.Write(binary.AppendUvarint(scratch[:0], v)) }
+	uvarint(uint64(c.dims))
+	uvarint(uint64(len(names)))
 	for _, n := range names {
-		b = binary.AppendUvarint(b, uint64(len(n)))
-		b = append(b, n...)
+		uvarint(uint64(len(n)))
+		bw.WriteString(n)
 	}
-	for _, f := range c.idf {
-		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(f))
+	for _, fs := range [][]float32{c.idf, c.vecs} {
+		for _, f := range fs {
+			bw.Write(binary.LittleEndian.AppendUint32(scratch[:0], math.Float32bits(f)))
+		}
 	}
-	for _, f := range c.vecs {
-		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(f))
-	}
-	return b, nil
+	return bw.Flush()
 }
 
 // UnmarshalCorpus reads what MarshalBinary wrote, over h (the embedder it
-// was fitted from). It refuses data cut short, of another format, or whose
-// counts do not add up.
+// was fitted from), and names it by its content. It refuses data cut short,
+// of another format, with counts its bytes cannot hold (before anything is
+// allocated for them), or with values a fit never makes: not finite, out of
+// bounds, a name empty or twice. So a crafted file allocates a small
+// multiple of its size (FuzzUnmarshalCorpus) and embeds every text to a
+// finite vector.
 func UnmarshalCorpus(h *Hashing, data []byte) (*Corpus, error) {
-	bad := errors.New("embed: not a fitted embedder written by this version")
-	if !strings.HasPrefix(string(data), corpusMagic) {
-		return nil, bad
+	bad := func(format string, args ...any) (*Corpus, error) {
+		return nil, fmt.Errorf("embed: not a fitted embedder written by this version: "+format, args...)
 	}
-	rest := data[len(corpusMagic):]
+	if !bytes.HasPrefix(data, []byte(corpusMagic)) {
+		return bad("no %q at its start", strings.TrimSpace(corpusMagic))
+	}
+	body := data[len(corpusMagic):]
+	rest := body
 	uvarint := func() (uint64, bool) {
 		v, n := binary.Uvarint(rest)
-		if n <= 0 {
+		// The shortest form only: one file per embedder.
+		if n <= 0 || n != len(binary.AppendUvarint(nil, v)) {
 			return 0, false
 		}
 		rest = rest[n:]
 		return v, true
 	}
-	str := func() (string, bool) {
-		l, ok := uvarint()
-		if !ok || l > uint64(len(rest)) {
-			return "", false
-		}
-		s := string(rest[:l])
-		rest = rest[l:]
-		return s, true
+	dims, ok := uvarint()
+	if !ok || dims < 1 || dims > maxCorpusDimensions {
+		return bad("%d dimensions", dims)
 	}
-	id, ok := str()
-	dims, ok2 := uvarint()
-	n, ok3 := uvarint()
-	if !ok || !ok2 || !ok3 || dims < 1 || dims > 4096 || n > uint64(len(rest)) {
-		return nil, bad
+	n, ok := uvarint()
+	if per := minFeatureBytes + 4*(dims-1); !ok || n > uint64(len(rest))/per || n > math.MaxInt32 {
+		return bad("%d features, more than its %d bytes hold", n, len(data))
 	}
-	c := &Corpus{h: h, id: id, dims: int(dims), features: make(map[string]int32, n)}
+	c := &Corpus{h: h, dims: int(dims), features: make(map[string]int32, n)}
 	for row := range n {
-		name, ok := str()
-		if !ok {
-			return nil, bad
+		l, ok := uvarint()
+		if !ok || l == 0 || l > uint64(len(rest)) {
+			return bad("the name of feature %d is cut short or empty", row)
+		}
+		name := string(rest[:l])
+		rest = rest[l:]
+		if _, twice := c.features[name]; twice {
+			return bad("feature %q is named twice", name)
 		}
 		c.features[name] = int32(row)
 	}
 	if uint64(len(rest)) != 4*n*(1+dims) {
-		return nil, bad
+		return bad("%d bytes of weights and vectors, where %d features of %d dimensions take %d", len(rest), n, dims, 4*n*(1+dims))
 	}
-	floats := func(k uint64) []float32 {
+	floats := func(k uint64, limit float64, what string) ([]float32, error) {
 		out := make([]float32, k)
 		for i := range out {
 			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(rest[4*i:]))
+			if !(math.Abs(float64(out[i])) <= limit) { // NaN too
+				return nil, fmt.Errorf("embed: not a fitted embedder written by this version: %s %d is %v, outside [-%v, %v]", what, i, out[i], limit, limit)
+			}
 		}
 		rest = rest[4*k:]
-		return out
+		return out, nil
 	}
-	c.idf = floats(n)
-	c.vecs = floats(n * dims)
+	var err error
+	if c.idf, err = floats(n, maxIDF, "the weight of feature"); err != nil {
+		return nil, err
+	}
+	if i := slices.IndexFunc(c.idf, func(f float32) bool { return f < 0 }); i >= 0 {
+		return bad("the weight of feature %d is %v, below 0", i, c.idf[i])
+	}
+	if c.vecs, err = floats(n*dims, maxCoordinate, "value"); err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(body)
+	c.id = corpusID(c.dims, sum[:])
 	return c, nil
 }
