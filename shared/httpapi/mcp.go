@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-	"strconv"
 
 	doclib "github.com/doclib/doclib/shared"
 )
@@ -37,23 +36,7 @@ func inProcess(cfg Config) http.Handler {
 	// The outer request's ID: its log line and the calls' lines agree.
 	cfg.RequestID = func(r *http.Request) string { return doclib.RequestID(r.Context()) }
 	cfg.Logger = doclib.Logger(cfg.Logger).With("via", "mcp")
-	h := NewServer(cfg)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if ref, ok := r.Context().Value(refusedKey).(*refusal); ok {
-			w.Header().Set("Retry-After", strconv.Itoa(ref.wait))
-			writeErrorPlain(w, r, ref.err)
-			return
-		}
-		h.ServeHTTP(w, r)
-	})
-}
-
-// refusal is the key limit's 429 for an MCP request over its quota: each
-// API call of its tools answers it, so that the agent gets a tool error
-// that says how long to wait, and the request reads nothing.
-type refusal struct {
-	wait int // seconds, as Retry-After
-	err  error
+	return NewServer(cfg)
 }
 
 // post lets POST through and answers every other method with 405 in the

@@ -126,14 +126,8 @@ func (s *server) limitKey(next http.Handler) http.Handler {
 					s.Logger.WarnContext(r.Context(), "rate limiter: release of IP quota failed", "error", err)
 				}
 			}
-			if s.mcp != nil && r.URL.Path == MCPPath {
-				// An agent reads a refused tool call best as a tool error:
-				// the request goes on, and every call it makes answers
-				// this 429 (mcp.go). It reads nothing and spends nothing.
-				wait, err := s.limitError(q, "this API key", s.KeyLimit)
-				next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), refusedKey, &refusal{wait: wait, err: err})))
-				return
-			}
+			// On /mcp too: the refusal comes before the body is read,
+			// as an HTTP 429 in the API's shape (docs/mcp.md).
 			s.rateLimited(w, r, q, "this API key", s.KeyLimit)
 			return
 		}

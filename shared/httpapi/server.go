@@ -135,7 +135,6 @@ const (
 	keyTakeKey
 	memoKey
 	accessKey
-	refusedKey
 )
 
 // ipTake is what the per-IP limit took for a request, so that the per-key limit

@@ -36,15 +36,14 @@ func Handler(api http.Handler, version string, log *slog.Logger) http.Handler {
 	opts := &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: log,
 		// Behind API Gateway the Host is the API's own name; locally the
 		// server decides where it listens, and doclib-server checks origins.
-		DisableLocalhostProtection: true}
+		DisableLocalhostProtection: true,
+		// The front has read the message whole, within MaxBody.
+		MaxRequestBodyBytes: MaxBody}
 	// One server for every request: building one takes milliseconds
 	// (the tools' schemas). Each request's client goes in its context.
 	s := newServer(nil, version, log, "")
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, opts)
 	serve := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if refuseBatch(w, r) {
-			return
-		}
 		c, err := client.New("http://in-process", inProcessKey,
 			client.WithHTTPClient(&http.Client{Transport: &inProcess{api: api, outer: r}}),
 			client.WithRetries(0))
@@ -53,40 +52,10 @@ func Handler(api http.Handler, version string, log *slog.Logger) http.Handler {
 		}
 		h.ServeHTTP(w, r.WithContext(withClient(r.Context(), c)))
 	})
-	// A page in a browser, of another origin, cannot post tool calls.
-	return http.NewCrossOriginProtection().Handler(serve)
+	// A page in a browser, of another origin, cannot post tool calls; the
+	// front reads and checks each message before the SDK does (front.go).
+	return http.NewCrossOriginProtection().Handler(front(serve))
 }
-
-// maxBody bounds a request's body, as the SDK's default does: a JSON-RPC
-// message with a tool's arguments is a few KB.
-const maxBody = mcp.DefaultMaxRequestBodyBytes
-
-// refuseBatch answers a JSON-RPC batch (a JSON array), which MCP allowed in
-// its 2025-03-26 version only, with a JSON-RPC error, and reports whether it
-// did. Each POST counts once against the key's limit and the usage plan, so
-// a batch of tool calls would be a way around both; clients of later
-// versions never send one. The body is read once, bounded, and put back.
-func refuseBatch(w http.ResponseWriter, r *http.Request) bool {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
-	r.Body.Close()
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	if err != nil { // the SDK answers it (413 for a body over the bound)
-		r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{err}))
-		return false
-	}
-	if b := bytes.TrimLeft(body, " \t\r\n"); len(b) == 0 || b[0] != '[' {
-		return false
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusBadRequest)
-	_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"JSON-RPC batches are not accepted: send each message in a POST of its own (each POST counts once against the key's rate limit)."}}`)
-	return true
-}
-
-// errReader fails every read with err.
-type errReader struct{ err error }
-
-func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 // inProcessKey is the key the in-process client sends. The API's handler
 // for those calls ignores it: it acts for the principal of the outer
@@ -127,7 +96,8 @@ type valuesOf struct {
 
 func (c valuesOf) Value(key any) any { return c.values.Value(key) }
 
-// response records what the API's handler answers.
+// response records what a handler answers: the API's, for the in-process
+// client, and the SDK's, for the front to send (front.go).
 type response struct {
 	header http.Header
 	status int

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -35,11 +36,18 @@ type remote struct {
 	url    string
 	ledger *memory.Ledger
 	log    *logBuffer
+	read   atomic.Int64 // bytes of request bodies the server read
 }
 
 // newRemote serves the API with /mcp; keyLimit > 0 sets the per-key limit
 // (and turns limits on).
 func newRemote(t *testing.T, keyLimit int) *remote {
+	t.Helper()
+	return newRemoteLimits(t, keyLimit, 0)
+}
+
+// newRemoteLimits is newRemote with a per-IP limit too (0: the default).
+func newRemoteLimits(t *testing.T, keyLimit, ipLimit int) *remote {
 	t.Helper()
 	d, err := demo.Load()
 	if err != nil {
@@ -58,9 +66,13 @@ func newRemote(t *testing.T, keyLimit int) *remote {
 	cfg := httpapi.Config{Service: svc, Logger: rm.log.logger(),
 		MCP: func(api http.Handler) http.Handler { return Handler(api, "test", rm.log.logger()) }}
 	if keyLimit > 0 {
-		cfg.Limiter, cfg.KeyLimit = memory.NewLimiter(), keyLimit
+		cfg.Limiter, cfg.KeyLimit, cfg.IPLimit = memory.NewLimiter(), keyLimit, ipLimit
 	}
-	srv := httptest.NewServer(httpapi.NewServer(cfg))
+	h := httpapi.NewServer(cfg)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = &countingBody{ReadCloser: r.Body, n: &rm.read}
+		h.ServeHTTP(w, r)
+	}))
 	t.Cleanup(srv.Close)
 	rm.url = srv.URL
 	return rm
@@ -229,9 +241,8 @@ func TestRemoteSpendsCreditAsTheAPI(t *testing.T) {
 }
 
 // TestRemoteCountsAPostOnce: each POST to /mcp counts once against the
-// key's limit, however many API calls its tool makes; past the limit a tool
-// call is a tool error that says how long to wait, and reads and spends
-// nothing.
+// key's limit, however many API calls its tool makes; past the limit a POST
+// is a 429 that says how long to wait, and reads and spends nothing.
 func TestRemoteCountsAPostOnce(t *testing.T) {
 	const limit = 6
 	rm := newRemote(t, limit)
@@ -263,13 +274,13 @@ func TestRemoteCountsAPostOnce(t *testing.T) {
 		call("list_libraries", nil)
 	}
 	balance := rm.ledger.Balance("ws_acme")
-	h, a = call("search_documents", map[string]any{"query": "reset a user's password"})
-	if !a.Result.IsError || !strings.HasPrefix(a.text(), "rate_limited: ") || !strings.Contains(a.text(), "wait ") {
-		t.Errorf("past the limit: %s, want a rate_limited tool error saying how long to wait", a.text())
+	resp := rawPost(t, rm.url, keyFull, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_documents","arguments":{"query":"reset a user's password"}}}`, nil)
+	if resp.status != http.StatusTooManyRequests || resp.errorCode() != "rate_limited" || !strings.Contains(resp.body, "Wait ") {
+		t.Errorf("past the limit: %d %s, want 429 rate_limited saying how long to wait", resp.status, resp.body)
 	}
-	if remaining(h) != 0 || h.Get("Retry-After") != "" {
-		t.Errorf("past the limit: X-RateLimit-Remaining %s, Retry-After %q on the POST's answer (a tool error, 200)",
-			h.Get("X-RateLimit-Remaining"), h.Get("Retry-After"))
+	if remaining(resp.header) != 0 || resp.header.Get("Retry-After") == "" {
+		t.Errorf("past the limit: X-RateLimit-Remaining %s, Retry-After %q; want 0 and a wait",
+			resp.header.Get("X-RateLimit-Remaining"), resp.header.Get("Retry-After"))
 	}
 	if after := rm.ledger.Balance("ws_acme"); after != balance {
 		t.Errorf("a refused search spent credit: %d then %d", balance, after)
@@ -334,19 +345,11 @@ func TestRemoteHTTPRules(t *testing.T) {
 		t.Errorf("a batch: %d %s, want 400 and the JSON-RPC error -32600, nothing read", resp.StatusCode, b)
 	}
 
-	// A body past the SDK's bound (4 MiB) is refused, not read whole.
+	// A body past MaxBody is refused, not read whole, in the API's shape.
 	big := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_documents","arguments":{"query":"` +
 		strings.Repeat("a", 5<<20) + `"}}}`
-	req, _ = http.NewRequest("POST", rm.url+httpapi.MCPPath, strings.NewReader(big))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Authorization", "Bearer "+keyFull)
-	if resp, err = http.DefaultClient.Do(req); err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusRequestEntityTooLarge {
-		t.Errorf("a 5 MiB message: %d, want 413", resp.StatusCode)
+	if r := rawPost(t, rm.url, keyFull, big, nil); r.status != http.StatusRequestEntityTooLarge || r.errorCode() != "bad_request" {
+		t.Errorf("a 5 MiB message: %d %s, want 413 bad_request", r.status, r.body)
 	}
 
 	plain := newAPI(t) // no Config.MCP

@@ -68,10 +68,12 @@ func serveStdio(ctx context.Context, s *mcp.Server, in io.Reader, out io.Writer,
 	// them (the SDK stops reading on Close even while a Read is blocked).
 	// The end of input waits for the answers of every request read
 	// (inflight.go).
-	f := newInflight()
-	w := &lockedWriter{w: out, inflight: f}
+	// The SDK gets tokens for the requests' ids, and the answers the
+	// client's ids as sent (ids.go).
+	f, x := newInflight(), newIDs()
+	w := &lockedWriter{w: out, inflight: f, ids: x}
 	msgs := newMessages(in, w, log)
-	msgs.inflight = f
+	msgs.inflight, msgs.ids = f, x
 	t := &mcp.IOTransport{Reader: io.NopCloser(msgs), Writer: nopWriteCloser{w}}
 	ss, err := s.Connect(ctx, t, nil)
 	if err != nil {

@@ -244,3 +244,44 @@ func TestRunAnswersWhatCameBeforeStdinClosed(t *testing.T) {
 		t.Errorf("list_libraries answered %s, want the libraries", answered["3"])
 	}
 }
+
+// TestStdioIDsComeBackAsSent: over stdio too, an answer's id is the bytes
+// of its request's id, numbers the SDK cannot hold in an int64 included;
+// requests in flight at once keep theirs apart. A batch is refused with
+// its own error, and the session goes on (the SDK's transport ended it).
+func TestStdioIDsComeBackAsSent(t *testing.T) {
+	a := newAPI(t)
+	sent := []string{"9007199254740993", "1e308", "1.5", "1180591620717411303424", `"\u00e9"`, `"a\/b"`, "9007199254740992", "-0"}
+	lines := []string{`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`}
+	for _, id := range sent[:6] {
+		lines = append(lines, `{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":{"name":"list_libraries","arguments":{}}}`)
+	}
+	lines = append(lines, `[{"jsonrpc":"2.0","id":99,"method":"tools/list"}]`,
+		`{"jsonrpc":"2.0","id":`+sent[6]+`,"method":"tools/list"}`, `{"jsonrpc":"2.0","id":`+sent[7]+`,"method":"ping"}`)
+	var out bytes.Buffer
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(context.Background(), Options{Client: newClient(t, a.URL, keyFull), Version: "test",
+			Stdin: strings.NewReader(strings.Join(lines, "\n") + "\n"), Stdout: &out})
+	}()
+	if err := wait(t, done); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	got := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		at, id, _ := idOf([]byte(line))
+		if id == nil || line[at[0]:at[1]] != string(id) {
+			t.Fatalf("an answer without a readable id: %s", line)
+		}
+		got[string(id)]++
+	}
+	if !strings.Contains(out.String(), `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: JSON-RPC batches are not accepted`) {
+		t.Errorf("a batch was not refused with -32600:\n%s", out.String())
+	}
+	for _, id := range append([]string{"0"}, sent...) {
+		if got[id] != 1 {
+			t.Errorf("id %s: answered %d times; answers:\n%s", id, got[id], out.String())
+		}
+	}
+}

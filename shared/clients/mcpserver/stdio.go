@@ -34,6 +34,8 @@ type messages struct {
 	// inflight, when not nil, holds in's end back until every request
 	// passed on has been answered.
 	inflight *inflight
+	// ids, when not nil, swaps the requests' ids for tokens (ids.go).
+	ids *ids
 }
 
 func newMessages(in io.Reader, out io.Writer, log *slog.Logger) *messages {
@@ -89,9 +91,16 @@ func (m *messages) check(line []byte, tooLong bool) error {
 		code, msg = jsonrpc.CodeParseError, fmt.Sprintf("Parse error: a message is at most %d bytes", m.max)
 	case !json.Valid(line):
 		code, msg = jsonrpc.CodeParseError, "Parse error: the line is not JSON"
+	case line[0] == '[':
+		// Only protocol 2025-03-26 had batches, and the SDK's stdio
+		// transport ends the session on one ("invalid trailing data").
+		code, msg = jsonrpc.CodeInvalidRequest, "Invalid Request: JSON-RPC batches are not accepted: send each message on a line of its own"
 	case !isMessage(line):
 		code, msg = jsonrpc.CodeInvalidRequest, "Invalid Request: the JSON is not a JSON-RPC 2.0 message"
 	default:
+		if m.ids != nil {
+			line = m.ids.in(line)
+		}
 		m.pending = append(line, '\n')
 		if m.inflight != nil {
 			m.inflight.read(line)
@@ -111,23 +120,10 @@ func (m *messages) check(line []byte, tooLong bool) error {
 	return err
 }
 
-// isMessage says whether a line of JSON is what the SDK accepts: one
-// message, or a batch of them.
+// isMessage says whether a line of JSON is one message the SDK accepts.
 func isMessage(line []byte) bool {
-	if line[0] != '[' {
-		_, err := jsonrpc.DecodeMessage(line)
-		return err == nil
-	}
-	var batch []json.RawMessage
-	if json.Unmarshal(line, &batch) != nil || len(batch) == 0 {
-		return false
-	}
-	for _, raw := range batch {
-		if _, err := jsonrpc.DecodeMessage(raw); err != nil {
-			return false
-		}
-	}
-	return true
+	_, err := jsonrpc.DecodeMessage(line)
+	return err == nil
 }
 
 // requestID is the id of a request that is not a valid message, when it
@@ -151,14 +147,21 @@ type lockedWriter struct {
 	mu       sync.Mutex
 	w        io.Writer
 	inflight *inflight // told of each answer written, when not nil
+	ids      *ids      // puts the clients' ids back, when not nil
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	n, err := l.w.Write(p)
-	if l.inflight != nil && err == nil {
+	out := p
+	if l.ids != nil {
+		out = l.ids.out(p)
+	}
+	if _, err := l.w.Write(out); err != nil {
+		return 0, err
+	}
+	if l.inflight != nil {
 		l.inflight.wrote(p)
 	}
-	return n, err
+	return len(p), nil
 }
