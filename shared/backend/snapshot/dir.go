@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -50,7 +51,10 @@ func etagOf(data []byte) string {
 	return `"` + hex.EncodeToString(sum[:16]) + `"`
 }
 
-// Get implements Blobs.
+// Get implements Blobs. Only regular files are read: anything else in a
+// key's place (a named pipe, whose open would wait for a writer for ever, a
+// device, a socket, a directory, a symbolic link) is refused as ErrCorrupt
+// at once (openRegular).
 func (d *Dir) Get(ctx context.Context, key string, opt GetOptions) (io.ReadCloser, Object, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, Object{}, err
@@ -62,32 +66,103 @@ func (d *Dir) Get(ctx context.Context, key string, opt GetOptions) (io.ReadClose
 	if opt.Version != "" {
 		return nil, Object{}, fmt.Errorf("get %s version %s: a directory keeps no versions: %w", key, opt.Version, ErrNotFound)
 	}
-	f, err := os.Open(p)
+	if opt.IfNoneMatch != "" || key == ManifestKey { // small objects whose ETag is asked for
+		data, err := readSmall(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, Object{}, fmt.Errorf("get %s: %w", key, ErrNotFound)
+		}
+		if err != nil {
+			return nil, Object{}, fmt.Errorf("get %s: %w", key, err)
+		}
+		obj := Object{ETag: etagOf(data), Size: int64(len(data))}
+		if opt.IfNoneMatch != "" && opt.IfNoneMatch == obj.ETag {
+			return nil, Object{}, ErrNotModified
+		}
+		return io.NopCloser(bytes.NewReader(data)), obj, nil
+	}
+	f, st, err := openRegular(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, Object{}, fmt.Errorf("get %s: %w", key, ErrNotFound)
 	}
 	if err != nil {
-		return nil, Object{}, err
+		return nil, Object{}, fmt.Errorf("get %s: %w", key, err)
 	}
-	st, err := f.Stat()
+	return f, Object{Size: st.Size()}, nil
+}
+
+// maxSmall bounds what is read whole to compute an ETag (the manifest, the
+// pointer: each at most 1 MB): a larger file in their place is refused
+// before it is read, not read into memory.
+const maxSmall = maxManifest
+
+// readSmall reads the regular file p whole, if it is at most maxSmall bytes.
+func readSmall(p string) ([]byte, error) {
+	f, st, err := openRegular(p)
 	if err != nil {
-		f.Close()
-		return nil, Object{}, err
+		return nil, err
 	}
-	obj := Object{Size: st.Size()}
-	if opt.IfNoneMatch != "" || key == ManifestKey { // small objects whose ETag is asked for
-		data, err := io.ReadAll(f)
-		f.Close()
-		if err != nil {
-			return nil, Object{}, err
-		}
-		obj.ETag = etagOf(data)
-		if opt.IfNoneMatch != "" && opt.IfNoneMatch == obj.ETag {
-			return nil, Object{}, ErrNotModified
-		}
-		return io.NopCloser(strings.NewReader(string(data))), obj, nil
+	defer f.Close()
+	tooLarge := func(n int64) error {
+		return fmt.Errorf("snapshot: %s is over %d bytes (%d), more than this program writes there: %w", p, maxSmall, n, ErrCorrupt)
 	}
-	return f, obj, nil
+	if st.Size() > maxSmall {
+		return nil, tooLarge(st.Size())
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxSmall+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxSmall { // it grew since it was looked at
+		return nil, tooLarge(int64(len(data)))
+	}
+	return data, nil
+}
+
+// openRegular opens p for reading if it is a regular file, and never waits
+// to: opening a named pipe for reading waits for a writer, for ever if none
+// comes, and opening a device may do anything. So it looks first (Lstat:
+// what is not a regular file is never opened, a symbolic link included),
+// then opens without waiting and without following a link (openFlags), and
+// checks what it opened (fstat), since another process may have put
+// something else in the file's place in between. What is not a regular file
+// is ErrCorrupt: no writer of this program puts it there.
+func openRegular(p string) (*os.File, fs.FileInfo, error) {
+	st, err := os.Lstat(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, nil, notRegular(p, st.Mode())
+	}
+	f, err := os.OpenFile(p, os.O_RDONLY|openFlags, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	if st, err = f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		if err == nil {
+			err = notRegular(p, st.Mode())
+		}
+		return nil, nil, err
+	}
+	return f, st, nil
+}
+
+func notRegular(p string, m fs.FileMode) error {
+	what := "not a regular file"
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		what = "a named pipe"
+	case m&fs.ModeSocket != 0:
+		what = "a socket"
+	case m&fs.ModeDevice != 0:
+		what = "a device"
+	case m&fs.ModeDir != 0:
+		what = "a directory"
+	case m&fs.ModeSymlink != 0:
+		what = "a symbolic link"
+	}
+	return fmt.Errorf("snapshot: %s is %s, where this program writes a file: remove it: %w", p, what, ErrCorrupt)
 }
 
 // Put implements Blobs.
@@ -109,10 +184,10 @@ func (d *Dir) Put(ctx context.Context, key string, body io.ReadSeeker, size int6
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if cond.IfMatch != "" || cond.IfNoneMatch {
-		cur, err := os.ReadFile(p)
+		cur, err := readSmall(p)
 		exists := err == nil
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return Object{}, err
+			return Object{}, fmt.Errorf("put %s: %w", key, err)
 		}
 		if cond.IfNoneMatch && exists || cond.IfMatch != "" && (!exists || etagOf(cur) != cond.IfMatch) {
 			return Object{}, fmt.Errorf("put %s: %w", key, ErrConflict)
