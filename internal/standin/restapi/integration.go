@@ -3,10 +3,12 @@ package restapi
 import (
 	"bytes"
 	"compress/gzip"
+	"compress/zlib"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -167,18 +169,19 @@ func (g *Gateway) invokeRefused(w http.ResponseWriter, c *call, in Integration, 
 	g.gatewayResponseStatus(w, c, "INTEGRATION_FAILURE", http.StatusInternalServerError)
 }
 
-// write sends a body, gzipped when the API compresses, the client accepts
-// gzip and the body is at least the minimum size.
+// write sends a body, compressed when the API compresses (its
+// MinimumCompressionSize), the body is at least that size, the integration
+// answered without a Content-Encoding, and the client's Accept-Encoding asks
+// for a coding the gateway compresses with by AWS's rule (gatewayCoding).
+// The integration's other headers pass as they came, an ETag included.
 func (g *Gateway) write(w http.ResponseWriter, c *call, status int, body []byte) {
 	hdr := w.Header()
 	min := g.api.MinimumCompressionSize
-	if min >= 0 && len(body) >= min && hdr.Get("Content-Encoding") == "" && acceptsGzip(c.r.Header.Get("Accept-Encoding")) {
-		var buf bytes.Buffer
-		zw := gzip.NewWriter(&buf)
-		_, _ = zw.Write(body)
-		_ = zw.Close()
-		body = buf.Bytes()
-		hdr.Set("Content-Encoding", "gzip")
+	if min >= 0 && len(body) >= min && hdr.Get("Content-Encoding") == "" {
+		if coding := gatewayCoding(c.r.Header.Values("Accept-Encoding")); coding != "" {
+			body = compress(coding, body)
+			hdr.Set("Content-Encoding", coding)
+		}
 	}
 	hdr.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
@@ -187,19 +190,103 @@ func (g *Gateway) write(w http.ResponseWriter, c *call, status int, body []byte)
 	}
 }
 
-func acceptsGzip(accept string) bool {
-	for _, part := range strings.Split(accept, ",") {
-		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-		if !strings.EqualFold(strings.TrimSpace(name), "gzip") {
+// gatewayCoding is the content coding API Gateway compresses a response
+// with for a request's Accept-Encoding values, or "" for none. AWS's rule
+// (API Gateway Developer Guide, "Receive an API response with a compressed
+// payload" and "Enable payload compression for an API"): the request must
+// name a supported coding, of deflate, gzip and identity, explicitly (no
+// header, which stands for "*", or "*" alone gets no compression), and
+// "the highest-priority content encoding must be one supported by API
+// Gateway. If it is not, compression is not applied". The highest priority
+// is the highest q-value; when several codings share it, AWS does not say
+// which is taken, so the stand-in compresses only when every one of them is
+// a coding API Gateway compresses with (gzip or deflate; the first named
+// wins): "zstd, gzip" gets no compression, "gzip, zstd;q=0.5" gets gzip. A
+// q-value outside RFC 9110's 0 to 1 with three decimals makes the header
+// one API Gateway may not read, and gets none.
+func gatewayCoding(values []string) string {
+	type coding struct {
+		name string
+		q    float64
+	}
+	var all []coding
+	for _, v := range values {
+		for _, part := range strings.Split(v, ",") {
+			name, params, _ := strings.Cut(part, ";")
+			name = strings.ToLower(strings.TrimSpace(name))
+			if name == "" {
+				continue
+			}
+			q := 1.0
+			for _, p := range strings.Split(params, ";") {
+				k, val, ok := strings.Cut(strings.TrimSpace(p), "=")
+				if !ok || !strings.EqualFold(strings.TrimSpace(k), "q") {
+					continue
+				}
+				w, ok := qvalue(strings.TrimSpace(val))
+				if !ok {
+					return ""
+				}
+				q = w
+			}
+			all = append(all, coding{name, q})
+		}
+	}
+	top := 0.0
+	for _, c := range all {
+		top = max(top, c.q)
+	}
+	if top == 0 {
+		return ""
+	}
+	chosen := ""
+	for _, c := range all {
+		if c.q != top {
 			continue
 		}
-		q := 1.0
-		if v, ok := strings.CutPrefix(strings.TrimSpace(params), "q="); ok {
-			q, _ = strconv.ParseFloat(v, 64)
+		switch c.name {
+		case "gzip", "deflate":
+			if chosen == "" {
+				chosen = c.name
+			}
+		default:
+			// identity, "*" or a coding API Gateway does not support may
+			// be the one taken: no compression.
+			return ""
 		}
-		return q > 0
 	}
-	return false
+	return chosen
+}
+
+// qvalue reads a weight as RFC 9110 (12.4.2) writes it: "0" to "1" with at
+// most three decimals.
+func qvalue(s string) (float64, bool) {
+	whole, frac, dot := strings.Cut(s, ".")
+	if (whole != "0" && whole != "1") || len(frac) > 3 || (dot && whole == "1" && strings.Trim(frac, "0") != "") {
+		return 0, false
+	}
+	for _, r := range frac {
+		if r < '0' || r > '9' {
+			return 0, false
+		}
+	}
+	q, err := strconv.ParseFloat(s, 64)
+	return q, err == nil
+}
+
+// compress is body in the content coding (gzip, or deflate: the zlib
+// format, as RFC 9110 defines the deflate coding).
+func compress(coding string, body []byte) []byte {
+	var buf bytes.Buffer
+	var zw io.WriteCloser
+	if coding == "deflate" {
+		zw = zlib.NewWriter(&buf)
+	} else {
+		zw = gzip.NewWriter(&buf)
+	}
+	_, _ = zw.Write(body)
+	_ = zw.Close()
+	return buf.Bytes()
 }
 
 // binary reports whether a request body of contentType is binary to the API:

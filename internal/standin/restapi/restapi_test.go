@@ -3,6 +3,7 @@ package restapi
 import (
 	"bytes"
 	"compress/gzip"
+	"compress/zlib"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -396,36 +397,6 @@ func streamer(payload []byte, w *io.PipeWriter) {
 	}
 }
 
-// fastClock is a gateway clock that runs ahead of the wall clock by what the
-// gateway has slept on it: Sleep returns at once, so a stream the gateway
-// paces over a minute of its own time passes in a moment, and Now has seen
-// the minute pass.
-type fastClock struct {
-	mu    sync.Mutex
-	ahead time.Duration
-}
-
-func (c *fastClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return time.Now().Add(c.ahead)
-}
-
-func (c *fastClock) Sleep(d time.Duration) {
-	if d <= 0 {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.ahead += d
-}
-
-func (c *fastClock) Ahead() time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.ahead
-}
-
 // TestStreamTimeoutCoversTheWholeResponse: a STREAM integration's timeout
 // bounds the whole response, not only its prelude, as API Gateway documents
 // it (the time to complete the response). A 12 MiB answer that the
@@ -455,12 +426,12 @@ func TestStreamTimeoutCoversTheWholeResponse(t *testing.T) {
 		t.Cleanup(srv.Close)
 		return getAll(t, srv.URL+"/items/"+id)
 	}
-	paced := func(clock *fastClock) Options {
+	paced := func(clock *AheadClock) Options {
 		// Past its first MiB, the answer leaves at 11 MiB in 40 s.
 		return Options{Now: clock.Now, Sleep: clock.Sleep, StreamBurst: 1 << 20, StreamRate: float64(size-1<<20) / 40}
 	}
 	t.Run("61 s: whole", func(t *testing.T) {
-		clock := &fastClock{}
+		clock := &AheadClock{}
 		resp, body, err := get(t, 61*time.Second, "big", paced(clock))
 		if resp.StatusCode != 201 || err != nil || len(body) != size {
 			t.Errorf("%d, %d bytes, read error %v; want 201 and all %d bytes", resp.StatusCode, len(body), err, size)
@@ -470,7 +441,7 @@ func TestStreamTimeoutCoversTheWholeResponse(t *testing.T) {
 		}
 	})
 	t.Run("29 s: cut", func(t *testing.T) {
-		clock := &fastClock{}
+		clock := &AheadClock{}
 		resp, body, err := get(t, 0, "big", paced(clock))
 		if resp.StatusCode != 201 || err == nil || len(body) >= size || len(body) < 1<<20 {
 			t.Errorf("%d, %d bytes, read error %v; want 201 and a body cut after its first MiB, with an error", resp.StatusCode, len(body), err)
@@ -721,5 +692,80 @@ func TestIntegrationTimeout(t *testing.T) {
 	resp, body := do(t, srv.URL+"/items/a", "Bearer good")
 	if resp.StatusCode != 504 || body != `{"message":"Endpoint request timed out"}` || resp.Header.Get("X-Amzn-Errortype") != "IntegrationTimeoutException" {
 		t.Errorf("%d %s %v, want 504 Endpoint request timed out", resp.StatusCode, body, resp.Header)
+	}
+}
+
+// TestGatewayCompressesByAWSRule: API Gateway compresses only for an
+// Accept-Encoding that names a coding it supports, and only when the
+// highest-priority coding is one it supports; a tie with a coding it does
+// not support gets none (see gatewayCoding). The first cases are the
+// headers AWS's guide lists as supported.
+func TestGatewayCompressesByAWSRule(t *testing.T) {
+	for _, c := range []struct{ accept, want string }{
+		{"deflate,gzip", "deflate"},
+		{"", ""},
+		{"*", ""},
+		{"deflate;q=0.5,gzip;q=1.0", "gzip"},
+		{"gzip;q=1.0,identity;q=0.5,*;q=0", "gzip"},
+		{"gzip", "gzip"},
+		{"GZip", "gzip"},
+		{"zstd, gzip", ""}, // zstd may be the highest priority
+		{"gzip, zstd", ""},
+		{"gzip, zstd;q=0.9", "gzip"},
+		{"br;q=1.0, gzip;q=0.8", ""},
+		{"gzip, identity", ""},
+		{"identity", ""},
+		{"x-gzip", ""},
+		{"gzip;q=0", ""},
+		{"gzip;q=2", ""},
+		{"gzip;q=1.5", ""},
+		{"gzip;q=0.5, zstd;q=Inf", ""},
+	} {
+		if got := gatewayCoding([]string{c.accept}); got != c.want {
+			t.Errorf("Accept-Encoding %q: %q, want %q", c.accept, got, c.want)
+		}
+	}
+	if got := gatewayCoding([]string{"zstd;q=0.5", "gzip"}); got != "gzip" {
+		t.Errorf("two header lines, gzip first by q-value: %q", got)
+	}
+
+	// Through the gateway: the body in the coding, its ETag as the
+	// integration sent it (API Gateway documents nothing else).
+	api := testAPI()
+	f := &funcs{calls: map[string]int{}, events: map[string][]byte{}, handler: map[string]func([]byte) ([]byte, string, error){
+		"authz": authorizer,
+		"items": func([]byte) ([]byte, string, error) {
+			out, _ := json.Marshal(events.APIGatewayProxyResponse{StatusCode: 200, Body: strings.Repeat("doclib ", 100),
+				Headers: map[string]string{"ETag": `W/"abc"`}})
+			return out, "", nil
+		},
+	}}
+	g, err := New(api, f, keys{"uk-good": {ID: "k1", Enabled: true, UsagePlans: []string{"plan1"}}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(g)
+	defer srv.Close()
+	for _, c := range []struct {
+		accept, coding string
+		decode         func(io.Reader) (io.Reader, error)
+	}{
+		{"gzip, zstd;q=0.5", "gzip", func(r io.Reader) (io.Reader, error) { return gzip.NewReader(r) }},
+		{"deflate", "deflate", func(r io.Reader) (io.Reader, error) { return zlib.NewReader(r) }},
+		{"zstd, gzip", "", func(r io.Reader) (io.Reader, error) { return r, nil }},
+	} {
+		resp, body, err := getAll(t, srv.URL+"/items/a", "Accept-Encoding", c.accept)
+		var plain []byte
+		if err == nil {
+			var r io.Reader
+			if r, err = c.decode(bytes.NewReader(body)); err == nil {
+				plain, err = io.ReadAll(r)
+			}
+		}
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Encoding") != c.coding || err != nil ||
+			string(plain) != strings.Repeat("doclib ", 100) || resp.Header.Get("ETag") != `W/"abc"` {
+			t.Errorf("Accept-Encoding %q: %d, Content-Encoding %q, ETag %q, %v; want %q and the body", c.accept, resp.StatusCode,
+				resp.Header.Get("Content-Encoding"), resp.Header.Get("ETag"), err, c.coding)
+		}
 	}
 }
