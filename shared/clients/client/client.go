@@ -222,7 +222,7 @@ func (c *Client) attempt(ctx context.Context, u string, out any) (time.Duration,
 	req.Header.Set("Accept", "application/json")
 	// Named here, so Go's transport leaves the body as sent: decodeBody
 	// undoes either coding.
-	req.Header.Set("Accept-Encoding", acceptEncoding)
+	req.Header.Set("Accept-Encoding", AcceptEncoding)
 	req.Header.Set("User-Agent", c.userAgent)
 	resp, err := c.http.Do(req)
 	if err != nil {

@@ -11,9 +11,16 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// acceptEncoding is what the client asks for: the API compresses answers of
-// 1 KiB and more in either (docs/design.md, "Compression").
-const acceptEncoding = "zstd, gzip"
+// AcceptEncoding is what the client asks for: gzip first, then zstd. The
+// API compresses answers of 1 KiB and more in either (docs/design.md,
+// "Compression"), in the function, or, behind a buffered API Gateway
+// integration (responseStreaming=false), in the gateway, which compresses
+// only when the highest-priority coding asked for is one it supports (gzip,
+// deflate). With "zstd, gzip" that was zstd, or a tie the gateway may read
+// as zstd, and answers of up to 6 MB came uncompressed; gzip first is
+// compressed by both, at the cost of the function's gzip where it preferred
+// zstd on a tie.
+const AcceptEncoding = "gzip, zstd;q=0.5"
 
 var (
 	errTooLarge      = errors.New("client: answer over MaxAnswerBytes")
