@@ -2,6 +2,7 @@ package customerscript
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -109,7 +110,7 @@ func (c preflightCase) check(t *testing.T) {
 func TestPreflightLambdaConcurrency(t *testing.T) {
 	for _, c := range []preflightCase{
 		{name: "passes", args: []string{"create", "acme"},
-			want: []string{"Preflight passed in us-east-1: Lambda concurrency 1000, unreserved 1000, 1000 after this stack's reservations; API keys 3 of 10000; usage plans 4+0 of 300; CloudWatch Logs resource policies 2+0 of 10."}},
+			want: []string{"Preflight passed in us-east-1: Lambda concurrency 1000, unreserved 1000, 1000 after this stack's reservations; Lambda memory 1024 MB, within the 3008 MB every account allows; Lambda response streaming not checked (no API says which Regions offer it; in one that does not, deploy with -c responseStreaming=false); API keys 3 of 10000; usage plans 4+0 of 300; CloudWatch Logs resource policies 2+0 of 10."}},
 		{name: "a quota of 10 cannot reserve 1 for the authorizer", fx: fresh("newco").with(answers{"lambda get-account-settings": lambdaAccount(10, 10)}),
 			args: []string{"create", "newco", "-c", "authorizerReservedConcurrency=1"}, stop: true,
 			want: []string{"Lambda concurrency: this stack would reserve 1 concurrent executions", "leave 9 of the account's 10 unreserved in us-east-1",
@@ -147,6 +148,87 @@ func TestPreflightLambdaConcurrency(t *testing.T) {
 		{name: "a small account warns but deploys", fx: answers{"lambda get-account-settings": lambdaAccount(50, 50)},
 			args: []string{"create", "acme"},
 			want: []string{"warning: Lambda concurrency: the account can run only 50", "the API will throttle under load", "L-B99A9384", "Preflight passed"}},
+	} {
+		t.Run(c.name, c.check)
+	}
+}
+
+// functions is the Region's Lambda functions with these memory sizes, in
+// pages of 50 as ListFunctions returns them.
+func functions(memory ...int) string {
+	var pages, page []any
+	for i, mb := range memory {
+		page = append(page, map[string]any{"FunctionName": fmt.Sprintf("other-%d", i),
+			"FunctionArn": fmt.Sprintf("arn:aws:lambda:us-east-1:123456789012:function:other-%d", i), "Runtime": "provided.al2023",
+			"Role": "arn:aws:iam::123456789012:role/other", "Handler": "bootstrap", "CodeSize": 1024, "Timeout": 3, "MemorySize": mb,
+			"LastModified": "2026-01-05T10:00:00.000+0000", "Version": "$LATEST", "PackageType": "Zip", "Architectures": []string{"arm64"}})
+		if len(page) == 50 || i == len(memory)-1 {
+			p := map[string]any{"Functions": page}
+			if i < len(memory)-1 {
+				p["NextMarker"] = fmt.Sprintf("marker-%d", i)
+			}
+			pages, page = append(pages, p), nil
+		}
+	}
+	if len(pages) == 0 {
+		return `{"Functions": []}`
+	}
+	b, _ := json.Marshal(map[string]any{"$pages": pages})
+	return string(b)
+}
+
+// TestPreflightLambdaMemory: a function over 3,008 MB is refused on an
+// account with a new account's reduced quotas, which no API reads; the
+// preflight stops when the account's concurrency is reduced too and no
+// function of the Region has that much, passes when one has, and otherwise
+// warns.
+func TestPreflightLambdaMemory(t *testing.T) {
+	big := make([]int, 60) // two pages; the largest on the second
+	for i := range big {
+		big[i] = 128
+	}
+	big[55] = 10240
+	for _, c := range []preflightCase{
+		{name: "the domain tier's 1024 MB fit every account", args: []string{"create", "acme"},
+			want: []string{"Lambda memory 1024 MB, within the 3008 MB every account allows"}},
+		{name: "the embedded tier's 3008 MB indexer too", fx: fresh("newco").with(answers{"lambda get-account-settings": lambdaAccount(10, 10)}),
+			args: []string{"create", "newco", "-c", "search=embedded"}, want: []string{"Lambda memory 3008 MB, within the 3008 MB every account allows"}},
+		{name: "4096 MB on a new account stops", fx: fresh("newco").with(answers{"lambda get-account-settings": lambdaAccount(10, 10),
+			"lambda list-functions": functions(128, 3008)}),
+			args: []string{"create", "newco", "-c", "search=embedded", "-c", "searchMemoryMb=4096"}, stop: true,
+			want: []string{"Lambda memory: this stack gives the search and MCP functions' (searchMemoryMb) 4096 MB",
+				"a concurrency quota of 10 where the default is 1000", "at most 3008 MB", "Deploy with -c searchMemoryMb=3008 or less",
+				"ask AWS Support to raise the account's Lambda memory quota", "stopped before cdk deploy"}},
+		{name: "from cdk.json too", fx: fresh("newco").with(answers{"lambda get-account-settings": lambdaAccount(10, 10),
+			"lambda list-functions": functions()}),
+			env:  []string{cdkJSON(t, map[string]any{"search": "embedded", "searchMemoryMb": 10240})},
+			args: []string{"create", "newco"}, stop: true, want: []string{"(searchMemoryMb) 10240 MB"}},
+		{name: "a function that has more already passes", fx: fresh("newco").with(answers{"lambda get-account-settings": lambdaAccount(10, 10),
+			"lambda list-functions": functions(big...)}),
+			args: []string{"create", "newco", "-c", "search=embedded", "-c", "searchMemoryMb=10240"},
+			want: []string{"Lambda memory 10240 MB, as a function in us-east-1 has already"}},
+		{name: "an account with the default concurrency warns", fx: fresh("newco").with(answers{"lambda list-functions": functions(128)}),
+			args: []string{"create", "newco", "-c", "search=embedded", "-c", "searchMemoryMb=4096"},
+			want: []string{"warning: Lambda memory: this stack gives the search and MCP functions' (searchMemoryMb) 4096 MB", "it was not checked",
+				"deploy with -c searchMemoryMb=3008", "Lambda memory 4096 MB not confirmed"}},
+		{name: "a failed read warns", fx: fresh("newco").with(answers{"lambda get-account-settings": lambdaAccount(10, 10),
+			"lambda list-functions": refused("AccessDeniedException", "User: arn:aws:sts::123456789012:assumed-role/ops/me is not authorized to perform: lambda:ListFunctions")}),
+			args: []string{"create", "newco", "-c", "search=embedded", "-c", "searchMemoryMb=4096"},
+			want: []string{"aws lambda list-functions failed (", "the Lambda memory check was not made", "Lambda memory not checked"}},
+	} {
+		t.Run(c.name, c.check)
+	}
+}
+
+// TestPreflightResponseStreaming: no API tells which Regions offer Lambda
+// response streaming, so the summary says it was not checked, with what to
+// do; a buffered stack needs none.
+func TestPreflightResponseStreaming(t *testing.T) {
+	for _, c := range []preflightCase{
+		{name: "streaming", args: []string{"create", "acme"},
+			want: []string{"Lambda response streaming not checked (no API says which Regions offer it; in one that does not, deploy with -c responseStreaming=false)"}},
+		{name: "buffered", args: []string{"create", "acme", "-c", "responseStreaming=false"},
+			want: []string{"buffered answers (responseStreaming=false)"}, not: []string{"response streaming not checked"}},
 	} {
 		t.Run(c.name, c.check)
 	}
@@ -223,7 +305,7 @@ func TestPreflightFailedReadWarns(t *testing.T) {
 		{name: "lambda", fx: answers{"lambda get-account-settings": denied("lambda:GetAccountSettings")},
 			args: []string{"create", "acme", "-c", "authorizerReservedConcurrency=1"},
 			want: []string{"warning: aws lambda get-account-settings failed (An error occurred (AccessDeniedException) when calling the GetAccountSettings operation: User: arn:aws:sts::123456789012:assumed-role/ops/me is not authorized to perform: lambda:GetAccountSettings): the Lambda concurrency check was not made",
-				"Preflight passed in us-east-1: Lambda concurrency not checked; API keys 3 of 10000"}},
+				"Preflight passed in us-east-1: Lambda concurrency not checked; Lambda memory", "API keys 3 of 10000"}},
 		{name: "a function's reservation", fx: answers{"lambda get-function-concurrency": denied("lambda:GetFunctionConcurrency")},
 			args: []string{"upgrade", "acme"},
 			want: []string{"aws lambda get-function-concurrency failed (An error occurred (AccessDeniedException)", "Lambda concurrency not checked"}},
