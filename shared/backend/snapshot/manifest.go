@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -59,8 +60,15 @@ type Manifest struct {
 	// Source, when set, names what the index was built from (doclib-server
 	// --index-dir writes a digest of its data set), so that a reader can
 	// tell an index of other data.
-	Source   string       `json:"source,omitempty"`
-	Segments []SegmentRef `json:"segments"`
+	Source string `json:"source,omitempty"`
+	// EmbedderFile, when set, names the file of the embedder the queries
+	// are embedded with: doclib-server --index-dir writes the offline
+	// embedder fitted to its data there. A reader takes it only through
+	// ReadFile, which checks its size and digest first. It was added after
+	// format 1 was fixed: a reader that needs it and finds none builds the
+	// index again, and readers that do not need it ignore it.
+	EmbedderFile *FileRef     `json:"embedder_file,omitempty"`
+	Segments     []SegmentRef `json:"segments"`
 	// Retired are segments that earlier manifests named and this one does
 	// not (merged, or replaced by a reindex), with when they were dropped:
 	// the writer deletes each once RetireAfter has passed, when a search
@@ -84,6 +92,90 @@ type SegmentRef struct {
 	Deleted   int    `json:"deleted"`
 }
 
+// FileRef names an object that an index needs besides its segments, with
+// its size and its SHA-256 in hex, which ReadFile checks before the object
+// is used: nothing is read from a bucket or an index directory unless a
+// manifest names it and its digest.
+type FileRef struct {
+	Key    string `json:"key"`
+	Bytes  int64  `json:"bytes"`
+	SHA256 string `json:"sha256"`
+}
+
+// maxFile bounds a FileRef's object, read whole into memory: a fitted
+// embedder of 128 dimensions and two million features.
+const maxFile = 1 << 30
+
+// check refuses a reference that no writer writes: outside the snapshots'
+// prefix, in the place of the manifest or of a segment, empty or over
+// maxFile, or with a digest that is not one.
+func (r *FileRef) check() error {
+	if !strings.HasPrefix(r.Key, snapshotsPrefix) || strings.HasPrefix(r.Key, SegmentPrefix) || r.Key == ManifestKey ||
+		r.Bytes <= 0 || r.Bytes > maxFile || !isHex(r.SHA256, sha256.Size) {
+		return fmt.Errorf("snapshot: the manifest names file %q of %d bytes and digest %q: %w", r.Key, r.Bytes, r.SHA256, ErrCorrupt)
+	}
+	return nil
+}
+
+// snapshotsPrefix is where everything of the index is kept.
+const snapshotsPrefix = "snapshots/"
+
+// isHex says whether s is n bytes in lower-case hex, as writers write them.
+func isHex(s string, n int) bool {
+	if len(s) != 2*n {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// PutFile writes data under key, unconditionally, and returns the reference
+// a manifest names it by.
+func PutFile(ctx context.Context, b Blobs, key string, data []byte) (FileRef, error) {
+	sum := sha256.Sum256(data)
+	ref := FileRef{Key: key, Bytes: int64(len(data)), SHA256: hex.EncodeToString(sum[:])}
+	if err := ref.check(); err != nil {
+		return FileRef{}, err
+	}
+	if _, err := b.Put(ctx, key, bytes.NewReader(data), int64(len(data)), Condition{}); err != nil {
+		return FileRef{}, fmt.Errorf("snapshot: write %s: %w", key, err)
+	}
+	return ref, nil
+}
+
+// ReadFile reads the object ref names, if it is what ref says: its size is
+// checked before anything is read (so a reference cannot make the reader
+// allocate more than the object holds), and its SHA-256 before it is
+// returned. Anything else is ErrCorrupt.
+func ReadFile(ctx context.Context, b Blobs, ref FileRef) ([]byte, error) {
+	if err := ref.check(); err != nil {
+		return nil, err
+	}
+	body, obj, err := b.Get(ctx, ref.Key, GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: read %s: %w", ref.Key, err)
+	}
+	defer body.Close()
+	if obj.Size != ref.Bytes {
+		return nil, fmt.Errorf("snapshot: %s is %d bytes, the manifest says %d: %w", ref.Key, obj.Size, ref.Bytes, ErrCorrupt)
+	}
+	data := make([]byte, ref.Bytes)
+	if _, err := io.ReadFull(body, data); err != nil {
+		return nil, fmt.Errorf("snapshot: read %s: %v: %w", ref.Key, err, ErrCorrupt)
+	}
+	if n, _ := body.Read(make([]byte, 1)); n > 0 {
+		return nil, fmt.Errorf("snapshot: %s is longer than the %d bytes the manifest says: %w", ref.Key, ref.Bytes, ErrCorrupt)
+	}
+	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != ref.SHA256 {
+		return nil, fmt.Errorf("snapshot: %s has digest %x, the manifest says %s: %w", ref.Key, sum, ref.SHA256, ErrCorrupt)
+	}
+	return data, nil
+}
+
 // ReadManifest reads the manifest unless its ETag is still ifNoneMatch
 // (ErrNotModified then); ErrNotFound when nothing was published yet, and
 // ErrCorrupt or ErrIncompatible when it is not one this program can use
@@ -101,14 +193,102 @@ func ReadManifest(ctx context.Context, b Blobs, ifNoneMatch string) (Manifest, O
 	if len(data) > maxManifest {
 		return Manifest{}, obj, fmt.Errorf("snapshot: the manifest %s is over %d bytes: %w", ManifestKey, maxManifest, ErrCorrupt)
 	}
-	var m Manifest
-	if err := json.Unmarshal(data, &m); err != nil {
-		return Manifest{}, obj, fmt.Errorf("snapshot: the manifest %s: %v: %w", ManifestKey, err, ErrCorrupt)
-	}
-	if err := m.check(); err != nil {
+	m, err := decodeManifest(data)
+	if err != nil {
 		return m, obj, err // its sequence, for the logs and the next publish
 	}
 	return m, obj, nil
+}
+
+// decodeManifest decodes and checks a manifest's bytes.
+func decodeManifest(data []byte) (Manifest, error) {
+	if d := nesting(data); d > maxNesting {
+		return Manifest{}, fmt.Errorf("snapshot: the manifest %s nests %d deep, more than %d: %w", ManifestKey, d, maxNesting, ErrCorrupt)
+	}
+	var m Manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return Manifest{}, fmt.Errorf("snapshot: the manifest %s: %v: %w", ManifestKey, err, ErrCorrupt)
+	}
+	return m, m.check()
+}
+
+// maxNesting bounds how deep a manifest's JSON nests: its lists of objects
+// are 3 deep. encoding/json keeps a state per level open (up to 10,000), 8
+// bytes each, in every pass over the bytes: 2,000 levels in 4 KB made
+// decoding allocate 30 times the manifest's size.
+const maxNesting = 32
+
+// nesting is how deep the JSON data nests (strings skipped), counted
+// without allocating, so that deep nesting is refused before it is decoded.
+func nesting(data []byte) int {
+	depth, most, inString := 0, 0, false
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; {
+		case inString && c == '\\':
+			i++ // the escaped byte
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '{' || c == '[':
+			depth++
+			most = max(most, depth)
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return most
+}
+
+// UnmarshalJSON decodes a manifest with its lists of segments read entry by
+// entry, each refused unless it names a segment key (as every entry of any
+// format does) before the next is read: so a list grows only by entries
+// that took at least the bytes of such a key, and a crafted manifest
+// allocates a small multiple of its size (json.Unmarshal grew the list by
+// 56 bytes for each "{}," of 3 bytes, and by as much for each "1,").
+func (m *Manifest) UnmarshalJSON(data []byte) error {
+	type fields Manifest // without this method
+	var raw struct {
+		fields
+		Segments json.RawMessage `json:"segments"`
+		Retired  json.RawMessage `json:"retired"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	*m = Manifest(raw.fields)
+	var err error
+	if m.Segments, err = decodeList(raw.Segments, "segments", func(s *SegmentRef) string { return s.Key }); err != nil {
+		return err
+	}
+	m.Retired, err = decodeList(raw.Retired, "retired", func(r *Retired) string { return r.Key })
+	return err
+}
+
+// decodeList decodes the JSON array raw (null or absent: none) of at most
+// maxSegments entries, each of which must name a key under SegmentPrefix.
+func decodeList[T any](raw json.RawMessage, name string, key func(*T) string) ([]T, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return nil, fmt.Errorf("%q is not a list", name)
+	}
+	var out []T
+	for dec.More() {
+		if len(out) == maxSegments {
+			return nil, fmt.Errorf("%q names more than %d segments", name, maxSegments)
+		}
+		var e T
+		if err := dec.Decode(&e); err != nil {
+			return nil, fmt.Errorf("%q, entry %d: %v", name, len(out), err)
+		}
+		if k := key(&e); !strings.HasPrefix(k, SegmentPrefix) {
+			return nil, fmt.Errorf("%q, entry %d: %q is not a segment's key", name, len(out), k)
+		}
+		out = append(out, e)
+	}
+	return out, nil
 }
 
 // check refuses a manifest this program cannot use: of another format
@@ -126,7 +306,7 @@ func (m *Manifest) check() error {
 	}
 	seen := make(map[string]bool, len(m.Segments))
 	for _, s := range m.Segments {
-		if !strings.HasPrefix(s.Key, SegmentPrefix) || seen[s.Key] || s.Bytes <= 0 || s.Documents < 0 || s.Deleted < 0 {
+		if !strings.HasPrefix(s.Key, SegmentPrefix) || seen[s.Key] || s.Bytes <= 0 || s.Documents < 0 || s.Deleted < 0 || !isHex(s.CRC32C, 4) {
 			return fmt.Errorf("snapshot: the manifest names segment %q of %d bytes: %w", s.Key, s.Bytes, ErrCorrupt)
 		}
 		seen[s.Key] = true
@@ -139,6 +319,9 @@ func (m *Manifest) check() error {
 		if !strings.HasPrefix(r.Key, SegmentPrefix) || seen[r.Key] {
 			return fmt.Errorf("snapshot: the manifest retires %q: %w", r.Key, ErrCorrupt)
 		}
+	}
+	if m.EmbedderFile != nil {
+		return m.EmbedderFile.check()
 	}
 	return nil
 }

@@ -3,10 +3,12 @@ package snapshot
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/doclib/doclib/shared/search"
@@ -66,6 +68,11 @@ func ReadPointer(ctx context.Context, b Blobs, ifNoneMatch string) (Pointer, Obj
 	}
 	if p.Key == "" || p.Version == "" {
 		return Pointer{}, obj, fmt.Errorf("snapshot: the pointer %s names no snapshot version: %w", PointerKey, ErrCorrupt)
+	}
+	// What it names is read only with its size and digest to check it by,
+	// as every writer wrote them.
+	if p.Bytes <= 0 || !strings.HasPrefix(p.Checksum, checksumPrefix) || !isHex(p.Checksum[len(checksumPrefix):], sha256.Size) {
+		return Pointer{}, obj, fmt.Errorf("snapshot: the pointer %s names a snapshot of %d bytes and checksum %q: %w", PointerKey, p.Bytes, p.Checksum, ErrCorrupt)
 	}
 	return p, obj, nil
 }

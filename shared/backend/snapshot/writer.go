@@ -44,6 +44,9 @@ type Writer struct {
 	Embedder search.Embedder
 	// Source is written in every manifest (Manifest.Source).
 	Source string
+	// EmbedderFile is written in every manifest (Manifest.EmbedderFile):
+	// the file of the embedder, which PutFile wrote.
+	EmbedderFile *FileRef
 	// Policy chooses the merges (DefaultMergePolicy when zero).
 	Policy MergePolicy
 	// PublishDocuments bounds the segments of a whole publish (Publish, and
@@ -349,7 +352,7 @@ const DefaultRetireAfter = 15 * time.Minute
 func (w *Writer) publishManifest(ctx context.Context, segs []SegmentRef) error {
 	now := w.now().UTC()
 	m := Manifest{Format: ManifestFormat, Sequence: w.man.Sequence + 1, Embedder: w.Embedder.ID(), Dimensions: w.Embedder.Dimensions(),
-		SegmentFormat: localsearch.SegmentFormat, Source: w.Source, Segments: segs, WrittenAt: now}
+		SegmentFormat: localsearch.SegmentFormat, Source: w.Source, EmbedderFile: w.EmbedderFile, Segments: segs, WrittenAt: now}
 	live := map[string]bool{}
 	for _, s := range segs {
 		m.Documents += s.Documents
