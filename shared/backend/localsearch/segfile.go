@@ -603,5 +603,12 @@ func (x *Index) checkArrays() error {
 			return fmt.Errorf("%w: the documents by ID are out of order", ErrSegment)
 		}
 	}
+	// Segments' lists are merged as they are (mostActive): one out of order
+	// would list another order than the index their merge makes (FuzzFold).
+	for i := 1; i < len(x.activity); i++ {
+		if search.MoreActive(&x.docs[x.activity[i-1]], &x.docs[x.activity[i]]) >= 0 {
+			return fmt.Errorf("%w: the documents by activity are out of order", ErrSegment)
+		}
+	}
 	return nil
 }

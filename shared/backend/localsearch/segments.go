@@ -77,12 +77,15 @@ func (x *Index) ordinal(id string) (uint32, bool) {
 }
 
 // without returns the segment with the documents of ids (those it holds and
-// are live) dead; sg itself is unchanged. It returns sg when none is.
+// are live) dead; sg itself is unchanged. It returns sg when none is. An ID
+// given twice (a segment that deletes one of its own documents, or the same
+// one twice) kills its document once: a second kill would count it out of
+// the live documents' statistics again.
 func (sg *segment) without(ids func(yield func(string) bool)) *segment {
 	var out *segment
 	for id := range ids {
 		o, ok := sg.x.ordinal(id)
-		if !ok || sg.isDead(o) {
+		if !ok || sg.isDead(o) || out != nil && out.isDead(o) {
 			continue
 		}
 		if out == nil {
