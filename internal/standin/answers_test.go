@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -18,8 +19,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/doclib/doclib/internal/standin"
+	"github.com/doclib/doclib/internal/standin/restapi"
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/backend/memory"
+	"github.com/doclib/doclib/shared/clients/client"
 	"github.com/doclib/doclib/shared/data/dataset"
 	"github.com/doclib/doclib/shared/data/demo"
 	"github.com/doclib/doclib/shared/httpapi"
@@ -225,10 +228,25 @@ func TestBufferedIntegrationFailsOnBigAnswers(t *testing.T) {
 	if !strings.Contains(logs.String(), "Function.ResponseSizeTooLarge") {
 		t.Errorf("no function refused for its response size:\n%s", tail(logs.String(), 30))
 	}
-	// Answers under 6 MB still work, compressed by the gateway.
-	f := fetchWith(t, c, s.URL+"/libraries/"+demo.BigLibrary+"/documents?pageSize=10", key, "gzip")
-	if f.status != 200 || f.header.Get("Content-Encoding") != "gzip" {
-		t.Errorf("a page of 10 through a buffered integration: %d, Content-Encoding %q; want 200 in gzip", f.status, f.header.Get("Content-Encoding"))
+	// Answers under 6 MB still work, compressed by the gateway, for the Go
+	// client's Accept-Encoding too; their tag is weak, since the bytes are
+	// the gateway's gzip, not the function's JSON. "zstd, gzip", what the
+	// client asked before, gets no compression: API Gateway compresses only
+	// when the highest-priority coding is one it supports.
+	page := s.URL + "/libraries/" + demo.BigLibrary + "/documents?pageSize=10"
+	for _, accept := range []string{"gzip", client.AcceptEncoding} {
+		f := fetchWith(t, c, page, key, accept)
+		if f.status != 200 || f.header.Get("Content-Encoding") != "gzip" {
+			t.Errorf("a page of 10 through a buffered integration, Accept-Encoding %q: %d, Content-Encoding %q; want 200 in gzip",
+				accept, f.status, f.header.Get("Content-Encoding"))
+		}
+		if tag := f.header.Get("ETag"); !strings.HasPrefix(tag, `W/"`) {
+			t.Errorf("Accept-Encoding %q: the gateway's gzip carries the tag %q; a strong tag names exact bytes, and these are not the function's", accept, tag)
+		}
+	}
+	if f := fetchWith(t, c, page, key, "zstd, gzip"); f.status != 200 || f.header.Get("Content-Encoding") != "" || len(f.body) < 1<<20 {
+		t.Errorf(`Accept-Encoding "zstd, gzip": %d, Content-Encoding %q, %d bytes; want the %s page uncompressed, as API Gateway sends it`,
+			f.status, f.header.Get("Content-Encoding"), len(f.body), "big")
 	}
 }
 
@@ -239,4 +257,100 @@ func readFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestAStreamOutlastsTheDefaultTimeout: through the stack as deployed, an
+// answer whose stream takes longer than API Gateway's default integration
+// timeout (29 s) arrives whole, since the template gives each streamed
+// integration the function's whole invocation (61 s); with the template's
+// timeouts taken out, as the stack had it before, the same answer is cut
+// after its status. The gateway paces the answer (a page of 100 demo
+// documents) over 40 s of its own clock, which runs ahead as it paces, so
+// the test does not wait the 40 s.
+func TestAStreamOutlastsTheDefaultTimeout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the stand-in synthesizes and runs the whole stack; not in -short")
+	}
+	if synthErr != nil {
+		t.Fatalf("synthesize: %v", synthErr)
+	}
+	d, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	local := httptest.NewServer(httpapi.NewServer(httpapi.Config{Service: service.New(memory.New(d), nil)}))
+	defer local.Close()
+	const path = "/libraries/it-operations/documents?pageSize=100"
+	key := demo.Keys[0].Secret
+	want := fetchWith(t, http.DefaultClient, local.URL+path, key, "identity")
+	if want.status != 200 || want.err != nil || len(want.body) < 64<<10 {
+		t.Fatalf("locally: %d, %d bytes, %v; the test needs an answer of several reads", want.status, len(want.body), want.err)
+	}
+	clock := &restapi.AheadClock{}
+	_, s, logs := startOpts(t, 5*time.Minute, standin.Options{Assembly: assembly, Data: d, Run: "slow",
+		Gateway: restapi.Options{Now: clock.Now, Sleep: clock.Sleep, StreamBurst: 1, StreamRate: float64(len(want.body)) / 40}})
+	c := clientFrom("127.0.0.43")
+	c.Timeout = 3 * time.Minute
+	// A first request starts the function, so that its cold start is not
+	// in the one that counts.
+	if f := fetchWith(t, c, s.URL+path, key, "gzip"); f.status != 200 || f.err != nil {
+		t.Fatalf("a first request: %d, %v\n%s", f.status, f.err, tail(logs.String(), 30))
+	}
+
+	before := clock.Ahead()
+	got := fetchWith(t, c, s.URL+path, key, "identity")
+	took := clock.Ahead() - before
+	if got.status != 200 || got.err != nil || !bytes.Equal(got.body, want.body) {
+		t.Errorf("with the template's timeouts: %d, %d bytes (read error %v) after %s of the gateway's time; want the local server's %d bytes\n%s",
+			got.status, len(got.body), got.err, took, len(want.body), tail(logs.String(), 30))
+	}
+	if took < 39*time.Second {
+		t.Errorf("the answer took %s of the gateway's time; the test means one longer than 29 s", took)
+	}
+
+	newDep, err := s.Update(withoutIntegrationTimeouts(t, assembly))
+	if err != nil || !newDep {
+		t.Fatalf("deploying the API without integration timeouts: new deployment %v, %v", newDep, err)
+	}
+	cut := fetchWith(t, c, s.URL+path, key, "identity")
+	if cut.status != 200 || cut.err == nil || len(cut.body) >= len(want.body) {
+		t.Errorf("with API Gateway's default timeout: %d, %d of %d bytes, read error %v; want 200 and a body cut short",
+			cut.status, len(cut.body), len(want.body), cut.err)
+	}
+}
+
+// withoutIntegrationTimeouts is the assembly a with every integration's
+// TimeoutInMillis taken out of its template, under a deployment of another
+// logical ID, as the CDK names a deployment whose methods changed (a
+// deployment is never updated in place).
+func withoutIntegrationTimeouts(t *testing.T, a *standin.Synthesized) *standin.Synthesized {
+	t.Helper()
+	var tpl map[string]any
+	if err := json.Unmarshal([]byte(readFile(t, a.Template)), &tpl); err != nil {
+		t.Fatal(err)
+	}
+	removed, deployment := 0, ""
+	for id, r := range tpl["Resources"].(map[string]any) {
+		res := r.(map[string]any)
+		switch res["Type"] {
+		case "AWS::ApiGateway::Method":
+			in, _ := res["Properties"].(map[string]any)["Integration"].(map[string]any)
+			if _, ok := in["TimeoutInMillis"]; ok {
+				delete(in, "TimeoutInMillis")
+				removed++
+			}
+		case "AWS::ApiGateway::Deployment":
+			deployment = id
+		}
+	}
+	if removed == 0 || deployment == "" {
+		t.Fatalf("the template has %d integration timeouts and deployment %q", removed, deployment)
+	}
+	b, _ := json.Marshal(tpl)
+	b = bytes.ReplaceAll(b, []byte(`"`+deployment+`"`), []byte(`"`+deployment+`Untimed"`))
+	p := filepath.Join(t.TempDir(), filepath.Base(a.Template))
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return &standin.Synthesized{Dir: a.Dir, Stack: a.Stack, Template: p, Assets: a.Assets}
 }

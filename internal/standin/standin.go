@@ -85,6 +85,13 @@ type Options struct {
 	// StaleWindow is how long a write stays unseen by eventually consistent
 	// reads (staleread.Options.Window; 1 s when 0).
 	StaleWindow time.Duration
+	// Gateway sets the REST API's clock and pacing: Now, Sleep, StreamBurst
+	// and StreamRate (restapi.Options; zero values are AWS's). A test runs
+	// the gateway's clock ahead as it paces a stream, so that an answer
+	// that takes a minute of the gateway's time arrives in a moment. Its
+	// IntegrationTimeout and Logf are not taken: the template's timeouts
+	// and the stand-in's log apply.
+	Gateway restapi.Options
 }
 
 // Stack is a running stand-in.
@@ -266,7 +273,9 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 	if err != nil {
 		return nil, err
 	}
-	gw, err := restapi.New(api, &invoker{s: s, perms: perms}, gatewayKeys{s.Gateway}, restapi.Options{Logf: logger.Printf})
+	gwOpts := restapi.Options{Now: opts.Gateway.Now, Sleep: opts.Gateway.Sleep, StreamBurst: opts.Gateway.StreamBurst,
+		StreamRate: opts.Gateway.StreamRate, Logf: logger.Printf}
+	gw, err := restapi.New(api, &invoker{s: s, perms: perms}, gatewayKeys{s.Gateway}, gwOpts)
 	if err != nil {
 		return nil, err
 	}
