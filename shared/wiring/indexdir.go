@@ -1,14 +1,12 @@
 package wiring
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"time"
 
@@ -21,15 +19,20 @@ import (
 )
 
 // embedderKey is where an index directory keeps a fitted embedder (the
-// offline one learns from its corpus; queries must be embedded by it).
+// offline one learns from its corpus; queries must be embedded by it). The
+// manifest names it with its size and digest (Manifest.EmbedderFile).
 const embedderKey = "snapshots/embedder.bin"
 
 // IndexDir is doclib-server's --index-dir: the embedded engine over d,
 // kept in dir as the embedded tier keeps it in a bucket (segments and a
 // manifest, snapshot.Dir), so that a restart over the same data reads the
 // index rather than building it. The manifest records a digest of d and of
-// e; an index of other data, or one that fails to read, is built again and
-// replaces it. It returns the searcher and whether the index was read.
+// e, and names every file read back with its size and digest (the
+// segments, and the fitted embedder); an index of other data, or one that
+// fails to read (a file changed, missing, or not a regular file; a fitted
+// embedder whose content is not the one the index was built with), is
+// built again and replaces it. It returns the searcher and whether the
+// index was read.
 func IndexDir(ctx context.Context, dir string, d *doclib.DataSet, e search.Embedder, r settings.Rules, log *slog.Logger,
 	progress func(done, total int)) (*search.Searcher, bool, error) {
 	blobs, err := snapshot.NewDir(dir)
@@ -58,19 +61,21 @@ func IndexDir(ctx context.Context, dir string, d *doclib.DataSet, e search.Embed
 	if err != nil {
 		return nil, false, fmt.Errorf("build the search index: %w", err)
 	}
+	w := snapshot.NewWriter(blobs, fitted, log)
+	w.Source = source
 	if c, ok := fitted.(*offline.Corpus); ok {
 		data, err := c.MarshalBinary()
 		if err != nil {
 			return nil, false, err
 		}
-		if _, err := blobs.Put(ctx, embedderKey, bytes.NewReader(data), int64(len(data)), snapshot.Condition{}); err != nil {
-			return nil, false, fmt.Errorf("index directory: write the fitted embedder: %w", err)
+		ref, err := snapshot.PutFile(ctx, blobs, embedderKey, data)
+		if err != nil {
+			return nil, false, fmt.Errorf("index directory %s: write the fitted embedder: %w", dir, err)
 		}
+		w.EmbedderFile = &ref
 	}
-	w := snapshot.NewWriter(blobs, fitted, log)
-	w.Source = source
 	if err := w.Publish(ctx, docs); err != nil {
-		return nil, false, fmt.Errorf("index directory: write the index: %w", err)
+		return nil, false, fmt.Errorf("index directory %s: write the index: %w", dir, err)
 	}
 	m, _, err = snapshot.ReadManifest(ctx, blobs, "")
 	if err != nil {
@@ -80,16 +85,17 @@ func IndexDir(ctx context.Context, dir string, d *doclib.DataSet, e search.Embed
 	return s, false, err
 }
 
-// readIndexDir serves the index m names, with the embedder it was made with.
+// readIndexDir serves the index m names, with the embedder it was made
+// with: for the offline embedder, the fitted one the manifest names, read
+// only if its size and digest are the ones named, and named by the ID its
+// content gives.
 func readIndexDir(ctx context.Context, blobs *snapshot.Dir, e search.Embedder, m snapshot.Manifest, r settings.Rules, log *slog.Logger) (*search.Searcher, error) {
 	qe := e
 	if h, ok := e.(*offline.Hashing); ok {
-		body, _, err := blobs.Get(ctx, embedderKey, snapshot.GetOptions{})
-		if err != nil {
-			return nil, err
+		if m.EmbedderFile == nil {
+			return nil, errors.New("the manifest names no fitted embedder (written by an earlier version)")
 		}
-		data, err := io.ReadAll(body)
-		body.Close()
+		data, err := snapshot.ReadFile(ctx, blobs, *m.EmbedderFile)
 		if err != nil {
 			return nil, err
 		}

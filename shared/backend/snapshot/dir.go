@@ -162,8 +162,18 @@ func notRegular(p string, m fs.FileMode) error {
 	case m&fs.ModeSymlink != 0:
 		what = "a symbolic link"
 	}
-	return fmt.Errorf("snapshot: %s is %s, where this program writes a file: remove it: %w", p, what, ErrCorrupt)
+	return &notFileError{path: p, what: what}
 }
+
+// notFileError is ErrCorrupt, with a message of its own: the path, what is
+// there, and the cure.
+type notFileError struct{ path, what string }
+
+func (e *notFileError) Error() string {
+	return fmt.Sprintf("snapshot: %s is %s, where this program writes a file: remove it", e.path, e.what)
+}
+
+func (e *notFileError) Is(target error) bool { return target == ErrCorrupt }
 
 // Put implements Blobs.
 func (d *Dir) Put(ctx context.Context, key string, body io.ReadSeeker, size int64, cond Condition) (Object, error) {
