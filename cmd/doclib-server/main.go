@@ -107,7 +107,7 @@ func serve(ctx context.Context, c config, getenv func(string) string, stdout, st
 		store, limiter, ledger = dynamo.NewStore(t), dynamo.NewLimiter(t), dynamo.NewLedger(t)
 	case c.data != "":
 		source = c.data
-		if data, err = dataset.LoadFile(c.data); err != nil {
+		if data, err = untilDone(ctx, func() (*doclib.DataSet, error) { return dataset.LoadFile(c.data) }); err != nil {
 			return err
 		}
 	default:
@@ -120,7 +120,7 @@ func serve(ctx context.Context, c config, getenv func(string) string, stdout, st
 	}
 	loaded := time.Since(start)
 
-	searcher, err := newSearcher(ctx, c, data, follow, stdout, logger)
+	searcher, err := untilDone(ctx, func() (*search.Searcher, error) { return newSearcher(ctx, c, data, follow, stdout, logger) })
 	if err != nil {
 		return err
 	}
@@ -165,6 +165,30 @@ func serve(ctx context.Context, c config, getenv func(string) string, stdout, st
 	}
 	fmt.Fprintln(stdout, "Stopped.")
 	return nil
+}
+
+// untilDone returns what f returns, or, as soon as ctx ends (SIGINT,
+// SIGTERM), an error saying so: start-up work may wait on what never comes
+// (a named pipe given as --data whose writer stalls, a hung disk), and a
+// signal must still end the program. f is told by ctx, and is left to end
+// with the process if it does not look.
+func untilDone[T any](ctx context.Context, f func() (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := f()
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+		var zero T
+		return zero, fmt.Errorf("stopped while starting: %w", context.Cause(ctx))
+	}
 }
 
 func printBanner(w io.Writer, base, source string, d *doclib.DataSet, loaded time.Duration, isDemo bool) {
