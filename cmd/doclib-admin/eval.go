@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/doclib/doclib/shared/backend/embedcache"
 	"github.com/doclib/doclib/shared/relevance"
 	"github.com/doclib/doclib/shared/settings"
 	"github.com/doclib/doclib/shared/wiring"
@@ -20,6 +22,7 @@ func (a *app) evalCmd() *cobra.Command {
 	var emb settings.Embedder
 	var rules settings.Rules
 	var asJSON, perQuery bool
+	var cacheDir string
 	cmd := &cobra.Command{
 		Use:   "eval [flags] DIR...",
 		Short: "Measure search relevance on BEIR test collections against a textbook BM25",
@@ -55,12 +58,19 @@ What the figures mean:
                documents BM25 scores above 0 (any query term present)
 
 Figures are means over queries. Use them to compare versions or settings of
-search in general, never to tune for these queries.`,
+search in general, never to tune for these queries.
+
+A model's vectors (--embedder openai or bedrock) are kept in --embed-cache,
+one file per model, so that a rerun over the same texts embeds nothing again;
+the terminal says how many texts came from it. One eval at a time should use
+a folder. The offline embedder computes its vectors in this process and is
+never cached.`,
 		Example: `  doclib-admin eval ../shared/relevance/*
   doclib-admin eval --per-query ../shared/relevance/med
   doclib-admin eval --json ../shared/relevance/* | jq '.collections[] | {collection, ndcgRatio}'
   doclib-admin eval --semantic-threshold 0.25 ../shared/relevance/cisi
-  doclib-admin eval --embedder openai --embed-url http://localhost:11434/v1 --embed-model nomic-embed-text ../shared/relevance/med`,
+  doclib-admin eval --embedder openai --embed-url http://localhost:11434/v1 --embed-model nomic-embed-text ../shared/relevance/med
+  doclib-admin eval --embedder openai --embed-url http://127.0.0.1:8099/v1 --embed-model use-lite ../shared/relevance/med`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageError{errors.New("give one or more BEIR folders, e.g. doclib-admin eval ../shared/relevance/*")}
@@ -104,6 +114,14 @@ search in general, never to tune for these queries.`,
 			if err != nil {
 				return err
 			}
+			var cache *embedcache.Cache
+			if cacheDir != "" && emb.Kind != "" && emb.Kind != "hash" {
+				if cache, err = embedcache.Open(cacheDir, embedder); err != nil {
+					return err
+				}
+				defer cache.Close()
+				embedder = cache.Embedder()
+			}
 			var reports []*relevance.Report
 			for _, c := range cols {
 				stage := func(string) {}
@@ -113,10 +131,20 @@ search in general, never to tune for these queries.`,
 					stage = func(s string) { fmt.Fprintf(a.stderr, "%s: %s…\n", c.Name, s) }
 					embedding = func(done, total int) { p.show(c.Name+": embedding", done, total) }
 				}
+				var before embedcache.Stats
+				if cache != nil {
+					before = cache.Stats()
+				}
 				r, err := relevance.Evaluate(ctx, c, embedder, rules, stage, embedding, relevance.Options{})
 				p.finish()
 				if err != nil {
 					return err
+				}
+				if cache != nil {
+					s := cache.Stats()
+					hits, misses := s.Hits-before.Hits, s.Misses-before.Misses
+					fmt.Fprintf(a.stderr, "%s: %d of %d texts from the vector cache, %d embedded (%s)\n",
+						c.Name, hits, hits+misses, misses, cache.Path())
 				}
 				if a.tty {
 					fmt.Fprintf(a.stderr, "%s: nDCG@10 %.3f (BM25 %.3f) in %s\n", c.Name, r.Doclib.NDCG, r.BM25.NDCG,
@@ -133,6 +161,11 @@ search in general, never to tune for these queries.`,
 	emb.Flags(cmd.Flags(), a.getenv)
 	rules.Flags(cmd.Flags(), a.getenv)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	defaultCache := ""
+	if dir, err := os.UserCacheDir(); err == nil {
+		defaultCache = filepath.Join(dir, "doclib", "vectors")
+	}
+	cmd.Flags().StringVar(&cacheDir, "embed-cache", defaultCache, "`DIR` to keep a model's vectors in, so that a rerun embeds nothing again; '' keeps none (the offline embedder's are never kept)")
 	cmd.Flags().BoolVar(&perQuery, "per-query", false, "also print each query's nDCG@10 for doclib and BM25 (and, with --json, its rankings)")
 	return cmd
 }

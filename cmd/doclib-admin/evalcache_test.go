@@ -1,0 +1,84 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"regexp"
+	"strconv"
+	"testing"
+
+	"github.com/doclib/doclib/internal/suites/embedmodel"
+)
+
+// TestEvalKeepsAModelsVectors runs eval twice with the real model: the
+// second run takes every text from --embed-cache and asks the model for none
+// but the probe that learns its dimensions, and ranks as the first did.
+func TestEvalKeepsAModelsVectors(t *testing.T) {
+	srv := embedmodel.Start(t, embedmodel.Options{})
+	embedded := func() int {
+		h, err := srv.Health(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h.Embedded
+	}
+	dir := t.TempDir()
+	eval := func(cache string) (ndcg float64, stderr string, asked int) {
+		before := embedded()
+		code, out, errs := admin(t, "eval", "--json", "--embedder", "openai", "--embed-url", srv.URL,
+			"--embed-model", srv.Model, "--embed-cache", cache, tinyBEIR)
+		if code != 0 {
+			t.Fatalf("eval: exit %d\n%s", code, errs)
+		}
+		var got struct{ Collections []struct{ Doclib struct{ NDCG10 float64 } } }
+		if err := json.Unmarshal([]byte(out), &got); err != nil || len(got.Collections) != 1 {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		return got.Collections[0].Doclib.NDCG10, errs, embedded() - before
+	}
+	line := regexp.MustCompile(`^tiny: (\d+) of (\d+) texts from the vector cache, (\d+) embedded \(.+\.vec\)\n$`)
+	counts := func(stderr string) (hits, total, misses int) {
+		m := line.FindStringSubmatch(stderr)
+		if m == nil {
+			t.Fatalf("stderr %q: no line saying what came from the cache", stderr)
+		}
+		hits, _ = strconv.Atoi(m[1])
+		total, _ = strconv.Atoi(m[2])
+		misses, _ = strconv.Atoi(m[3])
+		return hits, total, misses
+	}
+
+	first, errs, asked := eval(dir)
+	hits, total, misses := counts(errs)
+	// 5 documents and 3 queries; openai.New embeds a probe besides.
+	if hits != 0 || total != 8 || misses != 8 || asked != misses+1 {
+		t.Errorf("first run: %d of %d from the cache, %d embedded, the model asked for %d texts; want 0 of 8, 8, 9", hits, total, misses, asked)
+	}
+	second, errs, asked := eval(dir)
+	hits, total, misses = counts(errs)
+	if hits != 8 || total != 8 || misses != 0 || asked != 1 {
+		t.Errorf("second run: %d of %d from the cache, %d embedded, the model asked for %d texts; want 8 of 8, 0, only the probe", hits, total, misses, asked)
+	}
+	if first != second {
+		t.Errorf("nDCG@10 %.4f, then %.4f from the cache", first, second)
+	}
+
+	// '' keeps none: every text goes to the model, nothing is said of a cache.
+	_, errs, asked = eval("")
+	if asked != 9 || errs != "" {
+		t.Errorf("--embed-cache '': the model asked for %d texts, stderr %q; want 9 and nothing", asked, errs)
+	}
+}
+
+// TestEvalKeepsNoOfflineVectors: the offline embedder computes in process;
+// nothing is written for it.
+func TestEvalKeepsNoOfflineVectors(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errs := admin(t, "eval", "--embed-cache", dir, tinyBEIR)
+	if code != 0 || errs != "" {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
+		t.Errorf("%s holds %d files (%v) after an offline eval", dir, len(entries), err)
+	}
+}
