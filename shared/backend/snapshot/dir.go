@@ -20,7 +20,9 @@ import (
 // the index rather than building it. A key is a file under the directory
 // (its slashes, directories); a write goes to a temporary file first and is
 // renamed into place, so that a reader never sees half of one. ETags are the
-// SHA-256 of the content. There are no versions: Get of a version is
+// SHA-256 of the content; of a file over 1 MB, which no manifest or pointer
+// is, its size and modification time, so that it is never read whole to
+// compute one. There are no versions: Get of a version is
 // ErrNotFound. Conditions hold among the users of one Dir; one process at a
 // time is expected to write a directory.
 type Dir struct {
@@ -67,18 +69,18 @@ func (d *Dir) Get(ctx context.Context, key string, opt GetOptions) (io.ReadClose
 		return nil, Object{}, fmt.Errorf("get %s version %s: a directory keeps no versions: %w", key, opt.Version, ErrNotFound)
 	}
 	if opt.IfNoneMatch != "" || key == ManifestKey { // small objects whose ETag is asked for
-		data, err := readSmall(p)
+		body, obj, err := readETagged(p)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, Object{}, fmt.Errorf("get %s: %w", key, ErrNotFound)
 		}
 		if err != nil {
 			return nil, Object{}, fmt.Errorf("get %s: %w", key, err)
 		}
-		obj := Object{ETag: etagOf(data), Size: int64(len(data))}
 		if opt.IfNoneMatch != "" && opt.IfNoneMatch == obj.ETag {
+			body.Close()
 			return nil, Object{}, ErrNotModified
 		}
-		return io.NopCloser(bytes.NewReader(data)), obj, nil
+		return body, obj, nil
 	}
 	f, st, err := openRegular(p)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -90,32 +92,34 @@ func (d *Dir) Get(ctx context.Context, key string, opt GetOptions) (io.ReadClose
 	return f, Object{Size: st.Size()}, nil
 }
 
-// maxSmall bounds what is read whole to compute an ETag (the manifest, the
-// pointer: each at most 1 MB): a larger file in their place is refused
-// before it is read, not read into memory.
+// maxSmall bounds what is read whole to compute an ETag: the manifest and
+// the pointer are each at most 1 MB.
 const maxSmall = maxManifest
 
-// readSmall reads the regular file p whole, if it is at most maxSmall bytes.
-func readSmall(p string) ([]byte, error) {
+// readETagged opens the regular file p and returns its content and ETag.
+// A file of at most maxSmall bytes is read whole and digested. A larger one
+// is not read: its ETag is its size and modification time, and its body the
+// open file, so that a reader refuses it by its size without holding it
+// (ReadManifest reads at most 1 MB and a byte; a manifest file of 64 MiB
+// was read whole, twice over, 235 MB), and a writer can still replace it on
+// condition.
+func readETagged(p string) (io.ReadCloser, Object, error) {
 	f, st, err := openRegular(p)
 	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	tooLarge := func(n int64) error {
-		return fmt.Errorf("snapshot: %s is over %d bytes (%d), more than this program writes there: %w", p, maxSmall, n, ErrCorrupt)
+		return nil, Object{}, err
 	}
 	if st.Size() > maxSmall {
-		return nil, tooLarge(st.Size())
+		return f, Object{ETag: fmt.Sprintf(`"%d-bytes-modified-%d"`, st.Size(), st.ModTime().UnixNano()), Size: st.Size()}, nil
 	}
+	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, maxSmall+1))
 	if err != nil {
-		return nil, err
+		return nil, Object{}, err
 	}
-	if len(data) > maxSmall { // it grew since it was looked at
-		return nil, tooLarge(int64(len(data)))
+	if len(data) > maxSmall { // written in place since it was looked at: no writer of this program does
+		return nil, Object{}, fmt.Errorf("snapshot: %s grew while it was read: %w", p, ErrCorrupt)
 	}
-	return data, nil
+	return io.NopCloser(bytes.NewReader(data)), Object{ETag: etagOf(data), Size: int64(len(data))}, nil
 }
 
 // openRegular opens p for reading if it is a regular file, and never waits
@@ -194,12 +198,14 @@ func (d *Dir) Put(ctx context.Context, key string, body io.ReadSeeker, size int6
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if cond.IfMatch != "" || cond.IfNoneMatch {
-		cur, err := readSmall(p)
+		body, cur, err := readETagged(p)
 		exists := err == nil
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if exists {
+			body.Close()
+		} else if !errors.Is(err, fs.ErrNotExist) {
 			return Object{}, fmt.Errorf("put %s: %w", key, err)
 		}
-		if cond.IfNoneMatch && exists || cond.IfMatch != "" && (!exists || etagOf(cur) != cond.IfMatch) {
+		if cond.IfNoneMatch && exists || cond.IfMatch != "" && (!exists || cur.ETag != cond.IfMatch) {
 			return Object{}, fmt.Errorf("put %s: %w", key, ErrConflict)
 		}
 	}

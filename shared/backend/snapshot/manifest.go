@@ -186,6 +186,9 @@ func ReadManifest(ctx context.Context, b Blobs, ifNoneMatch string) (Manifest, O
 		return Manifest{}, Object{}, err
 	}
 	defer body.Close()
+	if obj.Size > maxManifest { // refused by its size, before a byte is read
+		return Manifest{}, obj, fmt.Errorf("snapshot: the manifest %s is %d bytes, over %d: %w", ManifestKey, obj.Size, maxManifest, ErrCorrupt)
+	}
 	data, err := io.ReadAll(io.LimitReader(body, maxManifest+1))
 	if err != nil {
 		return Manifest{}, Object{}, fmt.Errorf("snapshot: read the manifest: %w", err)
