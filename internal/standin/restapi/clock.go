@@ -31,10 +31,3 @@ func (c *AheadClock) Sleep(d time.Duration) {
 	defer c.mu.Unlock()
 	c.ahead += d
 }
-
-// Ahead is what has been slept so far.
-func (c *AheadClock) Ahead() time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.ahead
-}
