@@ -8,7 +8,7 @@
 // (docs/search.md, "A real model"); internal/ holds Go packages.
 //
 //   node scripts/embed-server.mjs [--port 0] [--host 127.0.0.1] [--model use-lite]
-//     [--max-tokens 256] [--chunk 8] [--rate TEXTS/S] [--delay-ms MS]
+//     [--max-tokens 256] [--chunk 4] [--rate TEXTS/S] [--delay-ms MS]
 //     [--fail-status CODE [--fail-count N]] [--modules DIR] [--stdin-watch]
 //
 // Port 0 (or PORT unset) picks a free one; the first line on stdout is the
@@ -29,7 +29,7 @@ const num = (name, def) => {
   return v;
 };
 const modelName = args.model ?? 'use-lite';
-const maxTokens = Math.max(1, num('max-tokens', 256)), chunk = Math.max(1, num('chunk', 8)), shortMax = 4;
+const maxTokens = Math.max(1, num('max-tokens', 256)), chunk = Math.max(1, num('chunk', 4)), shortMax = 4;
 const knobs = { rate: num('rate', 0), delayMs: num('delay-ms', 0), failStatus: num('fail-status', 0), failCount: num('fail-count', 0) };
 const modules = args.modules ?? fileURLToPath(new URL('../.tools/embedder/node_modules/', import.meta.url));
 

@@ -79,7 +79,7 @@ type Options struct {
 	// MaxTokens is how many word pieces of a text are kept (0: 256).
 	MaxTokens int
 	// Chunk is how many texts of a bulk request are embedded at a time, a
-	// query going ahead between two chunks (0: 8).
+	// query going ahead between two chunks (0: 4).
 	Chunk int
 	// Knobs at start; Server.Control changes them later.
 	Knobs Knobs

@@ -15,6 +15,8 @@ import (
 
 	"github.com/doclib/doclib/internal/suites/embedmodel"
 	"github.com/doclib/doclib/shared/backend/openai"
+	"github.com/doclib/doclib/shared/data/demo"
+	"github.com/doclib/doclib/shared/search"
 )
 
 func cosine(a, b []float32) float64 {
@@ -361,4 +363,52 @@ func TestKnobs(t *testing.T) {
 	if d := time.Since(start); d < 700*time.Millisecond {
 		t.Errorf("40 texts at 100 a second with a 300 ms delay took %s, want 0.7 s at least", d)
 	}
+}
+
+// BenchmarkServer measures the server's texts a second on this machine:
+// queries one at a time, as searches send them, and the demo data set's
+// documents (about 1,000 characters, like an abstract) 64 to a request, as
+// doclib's openai embedder batches an index build.
+//
+//	go test ./internal/suites/embedmodel -run '^$' -bench Server -benchtime 20x
+func BenchmarkServer(b *testing.B) {
+	srv := embedmodel.Start(b, embedmodel.Options{})
+	d, err := demo.Load()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var docs []string
+	for _, doc := range d.Documents {
+		docs = append(docs, search.DocumentText(doc))
+	}
+	queries := []string{"reset a password", "how do I file an expense report", "vpn not connecting",
+		"onboard a new hire", "close the month in NetSuite", "rotate the database credentials"}
+	run := func(b *testing.B, batch func(i int) []string) {
+		client := &http.Client{}
+		texts := 0
+		for i := 0; b.Loop(); i++ {
+			in := batch(i)
+			body, _ := json.Marshal(map[string]any{"model": srv.Model, "input": in})
+			resp, err := client.Post(srv.URL+"/embeddings", "application/json", bytes.NewReader(body))
+			if err != nil {
+				b.Fatal(err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				b.Fatal(resp.Status)
+			}
+			texts += len(in)
+		}
+		b.ReportMetric(float64(texts)/b.Elapsed().Seconds(), "texts/s")
+	}
+	b.Run("queries", func(b *testing.B) {
+		run(b, func(i int) []string { return []string{queries[i%len(queries)]} })
+	})
+	b.Run("documents", func(b *testing.B) {
+		run(b, func(i int) []string {
+			start := (i * 64) % len(docs)
+			return docs[start:min(start+64, len(docs))]
+		})
+	})
 }
