@@ -68,16 +68,17 @@ async function embed(texts) {
 // TensorFlow.js computes one thing at a time. Queries (requests of at most
 // shortMax texts) go ahead of bulk work, which is cut into chunks of `chunk`
 // texts with a turn of the event loop between them, so that a search waits for
-// one chunk, not for a whole indexing batch.
+// one chunk, not for a whole indexing batch. A request whose client has gone
+// (a timeout) is dropped, not computed for nobody.
 const queues = [[], []];
 let busy = false, embedded = 0;
 // Timers may fire a millisecond early: wait until the clock says so.
 const until = async (t) => { while (Date.now() < t) await new Promise((r) => setTimeout(r, t - Date.now())); };
-function schedule(texts) {
+function schedule(texts, res) {
   const q = texts.length <= shortMax ? queues[0] : queues[1];
   const size = q === queues[0] ? shortMax : chunk, parts = [];
   for (let i = 0; i < texts.length; i += size) {
-    parts.push(new Promise((resolve) => q.push({ texts: texts.slice(i, i + size), resolve })));
+    parts.push(new Promise((resolve) => q.push({ texts: texts.slice(i, i + size), resolve, res })));
   }
   pump();
   return Promise.all(parts).then((rs) => ({ tokens: rs.reduce((n, r) => n + r.tokens, 0), vectors: rs.flatMap((r) => r.vectors) }));
@@ -86,6 +87,7 @@ async function pump() {
   if (busy) return;
   busy = true;
   for (let job; (job = queues[0].shift() ?? queues[1].shift());) {
+    if (job.res.destroyed) { job.resolve({ tokens: 0, vectors: [] }); continue; }
     const start = Date.now();
     const done = embed(job.texts).then((r) => { embedded += job.texts.length; return r; });
     await done.catch(() => {});
@@ -115,7 +117,7 @@ async function embeddings(req, res, body) {
     return fail(res, 400, "'input' must be a non-empty string or an array of 1 to 2048 non-empty strings (token arrays are not supported)", undefined, 'input');
   if (!['float', 'base64', undefined].includes(body.encoding_format)) return fail(res, 400, "'encoding_format' must be float or base64", undefined, 'encoding_format');
   if (body.dimensions !== undefined && body.dimensions !== 512) return fail(res, 400, `'dimensions': ${modelName} has 512 only`, undefined, 'dimensions');
-  const r = await schedule(input);
+  const r = await schedule(input, res);
   if (knobs.delayMs) await until(Date.now() + knobs.delayMs);
   const data = r.vectors.map((v, index) => ({ object: 'embedding', index,
     embedding: body.encoding_format === 'base64' ? Buffer.from(new Float32Array(v).buffer).toString('base64') : v }));

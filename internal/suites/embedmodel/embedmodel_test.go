@@ -2,6 +2,7 @@ package embedmodel_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
@@ -311,6 +312,51 @@ func TestAQueryGoesAheadOfBulkWork(t *testing.T) {
 	if h.Queued == 0 || h.Embedded >= 1+len(texts) {
 		t.Errorf("after the query: %+v, want the bulk request's chunks still queued", h)
 	}
+}
+
+// TestAnAbandonedRequestIsDropped: the chunks of a request whose client has
+// gone (a timeout) are not computed. At 2 texts a second, the 40 texts take
+// 20 s; the test fails only if the client's leaving took 18 s to reach the
+// server.
+func TestAnAbandonedRequestIsDropped(t *testing.T) {
+	srv := embedmodel.Start(t, embedmodel.Options{Knobs: embedmodel.Knobs{Rate: 2}})
+	texts := make([]string, 40)
+	for i := range texts {
+		texts[i] = fmt.Sprint("text ", i)
+	}
+	b, _ := json.Marshal(map[string]any{"model": srv.Model, "input": texts})
+	ctx, cancel := context.WithCancel(t.Context())
+	sent := make(chan error, 1)
+	go func() {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/embeddings", bytes.NewReader(b))
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		sent <- err
+	}()
+	wait := func(done func(embedmodel.Health) bool) embedmodel.Health {
+		for {
+			h, err := srv.Health(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if done(h) {
+				return h
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	wait(func(h embedmodel.Health) bool { return h.Embedded > 0 }) // the first chunk
+	cancel()
+	if err := <-sent; err == nil {
+		t.Fatal("the request ended before it was abandoned")
+	}
+	h := wait(func(h embedmodel.Health) bool { return h.Queued == 0 })
+	if h.Embedded >= len(texts) {
+		t.Errorf("%d texts embedded for a client that left after the first chunk", h.Embedded)
+	}
+	t.Logf("%d of %d texts embedded", h.Embedded, len(texts))
 }
 
 // TestKnobs: a slow server and a failing one, as tests of the client need
