@@ -30,7 +30,9 @@ func TestEvalKeepsAModelsVectors(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("eval: exit %d\n%s", code, errs)
 		}
-		var got struct{ Collections []struct{ Doclib struct{ NDCG10 float64 } } }
+		var got struct {
+			Collections []struct{ Doclib struct{ NDCG10 float64 } }
+		}
 		if err := json.Unmarshal([]byte(out), &got); err != nil || len(got.Collections) != 1 {
 			t.Fatalf("%v\n%s", err, out)
 		}
@@ -50,23 +52,24 @@ func TestEvalKeepsAModelsVectors(t *testing.T) {
 
 	first, errs, asked := eval(dir)
 	hits, total, misses := counts(errs)
-	// 5 documents and 3 queries; openai.New embeds a probe besides.
-	if hits != 0 || total != 8 || misses != 8 || asked != misses+1 {
-		t.Errorf("first run: %d of %d from the cache, %d embedded, the model asked for %d texts; want 0 of 8, 8, 9", hits, total, misses, asked)
+	// At least the 5 documents and 3 queries (the engine may embed more);
+	// openai.New embeds a probe besides.
+	if hits != 0 || total < 8 || misses != total || asked != misses+1 {
+		t.Errorf("first run: %d of %d from the cache, %d embedded, the model asked for %d texts; want 0 of 8 or more, all embedded, and the probe", hits, total, misses, asked)
 	}
-	second, errs, asked := eval(dir)
-	hits, total, misses = counts(errs)
-	if hits != 8 || total != 8 || misses != 0 || asked != 1 {
-		t.Errorf("second run: %d of %d from the cache, %d embedded, the model asked for %d texts; want 8 of 8, 0, only the probe", hits, total, misses, asked)
+	second, errs, asked2 := eval(dir)
+	hits, total2, misses := counts(errs)
+	if hits != total || total2 != total || misses != 0 || asked2 != 1 {
+		t.Errorf("second run: %d of %d from the cache, %d embedded, the model asked for %d texts; want %d of %d, 0, only the probe", hits, total2, misses, asked2, total, total)
 	}
 	if first != second {
 		t.Errorf("nDCG@10 %.4f, then %.4f from the cache", first, second)
 	}
 
 	// '' keeps none: every text goes to the model, nothing is said of a cache.
-	_, errs, asked = eval("")
-	if asked != 9 || errs != "" {
-		t.Errorf("--embed-cache '': the model asked for %d texts, stderr %q; want 9 and nothing", asked, errs)
+	_, errs, asked3 := eval("")
+	if asked3 != asked || errs != "" {
+		t.Errorf("--embed-cache '': the model asked for %d texts, stderr %q; want %d and nothing", asked3, errs, asked)
 	}
 }
 

@@ -35,10 +35,10 @@ import (
 )
 
 const (
-	magic = "dlvec\x00\x00\x01" // the format's name and version 1
-	// fixedHeader is the magic, the ID's length (uint16) and the dimensions
-	// (uint32); the ID and a CRC-32C of everything before it follow.
-	fixedHeader = len(magic) + 2 + 4
+	// magic begins a file: the format's name and version 1. The ID's length
+	// (uint16) and the dimensions (uint32) follow, then the ID and a CRC-32C
+	// of everything before it.
+	magic = "dlvec\x00\x00\x01"
 	// maxID and maxDims bound what a header may claim before anything is
 	// allocated by it: IDs are a few dozen bytes, models a few thousand
 	// dimensions.

@@ -455,4 +455,3 @@ func flip(t *testing.T, path string, at int64) {
 		t.Fatal(err)
 	}
 }
-
