@@ -100,7 +100,11 @@ async function pump() {
 }
 
 // Answers: OpenAI's shapes, errors included.
-const send = (res, status, body) => { res.writeHead(status, { 'Content-Type': 'application/json' }); res.end(JSON.stringify(body)); };
+const send = (res, status, body) => {
+  if (res.destroyed) return; // the client has gone
+  res.writeHead(status, { 'Content-Type': 'application/json' });
+  res.end(JSON.stringify(body));
+};
 const fail = (res, status, message, type = 'invalid_request_error', param = null, code = null) =>
   send(res, status, { error: { message, type, param, code } });
 
