@@ -116,10 +116,13 @@ func Start(tb testing.TB, o Options) *Server {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	stdout, err := cmd.StdoutPipe()
+	// A pipe of our own rather than StdoutPipe, which Wait would close
+	// while the first line is being read.
+	stdout, w, err := os.Pipe()
 	if err != nil {
 		tb.Fatal(err)
 	}
+	cmd.Stdout = w
 	// Its messages go to a file, read when it fails to start.
 	errPath := filepath.Join(tb.TempDir(), "stderr")
 	errFile, err := os.Create(errPath)
@@ -130,7 +133,10 @@ func Start(tb testing.TB, o Options) *Server {
 	cmd.Stderr = errFile
 	stderr := func() string { b, _ := os.ReadFile(errPath); return string(b) }
 	cmd.WaitDelay = 5 * time.Second
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	w.Close() // the child has its own copy
+	if err != nil {
+		stdout.Close()
 		tb.Fatalf("start the embeddings server: %v", err)
 	}
 	exited := make(chan struct{})
@@ -147,6 +153,7 @@ func Start(tb testing.TB, o Options) *Server {
 			<-exited
 		}
 		stdin.Close()
+		stdout.Close()
 	})
 	// The first line is the address, printed once the model has answered a
 	// first text: it is the event that says the server is ready.
