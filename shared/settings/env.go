@@ -142,6 +142,15 @@ const (
 	// EnvRequireMCPInspector turns "the inspector is unavailable" from a
 	// skip into a failure, as EnvRequireDynalite does for dynalite.
 	EnvRequireMCPInspector = "DOCLIB_REQUIRE_MCP_INSPECTOR"
+	// EnvEmbedServer is the real model's OpenAI-compatible server, a
+	// script run with node, and EnvEmbedModules the node_modules folder
+	// that holds the model and its runtime (internal/suites/embedmodel;
+	// scripts/tools sets both).
+	EnvEmbedServer  = "DOCLIB_EMBED_SERVER"
+	EnvEmbedModules = "DOCLIB_EMBED_MODULES"
+	// EnvRequireEmbedServer turns a missing model from a skip into a
+	// failure, as EnvRequireDynalite does for dynalite.
+	EnvRequireEmbedServer = "DOCLIB_REQUIRE_EMBED_SERVER"
 	// EnvPrefix begins every name above: a test's child process gets none
 	// of them (internal/suites/inspector).
 	EnvPrefix = "DOCLIB_"

@@ -36,17 +36,15 @@ import (
 	"github.com/doclib/doclib/shared/settings"
 )
 
-// Environment variables that scripts/tools sets. They are composed from
-// settings.EnvPrefix because shared/settings/env.go, where every other name
-// is spelled, does not name them yet.
-var (
+// Environment variables that scripts/tools sets (shared/settings/env.go).
+const (
 	// EnvServer is the server's script, run with node.
-	EnvServer = settings.EnvPrefix + "EMBED_SERVER"
+	EnvServer = settings.EnvEmbedServer
 	// EnvModules is the node_modules folder that holds the model and its
 	// runtime (.tools/embedder/node_modules).
-	EnvModules = settings.EnvPrefix + "EMBED_MODULES"
+	EnvModules = settings.EnvEmbedModules
 	// EnvRequire turns a missing model from a skip into a failure.
-	EnvRequire = settings.EnvPrefix + "REQUIRE_EMBED_SERVER"
+	EnvRequire = settings.EnvRequireEmbedServer
 )
 
 const (

@@ -264,7 +264,7 @@ func TestRemoteCountsAPostOnce(t *testing.T) {
 	// and applications); search by slug, two.
 	h, a := call("get_library", map[string]any{"library": "it-operations"})
 	if a.Result.IsError || remaining(h) != limit-2 {
-		t.Errorf("get_library: error %v, %d remaining, want %d", a.Result.IsError, remaining(h), limit-2)
+		t.Errorf("get_library: error %v (%s), %d remaining, want %d", a.Result.IsError, a.text(), remaining(h), limit-2)
 	}
 	h, a = call("search_documents", map[string]any{"query": "reset a user's password", "libraryId": "it-operations"})
 	if a.Result.IsError || remaining(h) != limit-3 {
