@@ -3,8 +3,10 @@ package relevance
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/doclib/doclib/shared/search"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -44,8 +46,18 @@ type Report struct {
 	FallbackRate float64 `json:"fallbackRate"`
 	// Signals say how often each signal fired in doclib's top 10.
 	Signals []SignalShare `json:"signals"`
-	// MeanMatchedTotal is the mean of the responses' matchedTotal.
-	MeanMatchedTotal float64 `json:"meanMatchedTotal"`
+	// MeanMatchedTotal is the mean of the responses' matchedTotal, and
+	// MedianMatchedTotal their median.
+	MeanMatchedTotal   float64 `json:"meanMatchedTotal"`
+	MedianMatchedTotal float64 `json:"medianMatchedTotal"`
+	// SemanticThreshold and RecordingsThreshold are the rules the meaning
+	// signals ran with (calibrated, unless set explicitly), and Chance the
+	// chance level the calibration measured (0 without one).
+	SemanticThreshold   float64 `json:"semanticThreshold"`
+	RecordingsThreshold float64 `json:"recordingsThreshold"`
+	Chance              float64 `json:"chance"`
+	// Calibration is what the index measured of its embedder.
+	Calibration *search.Calibration `json:"calibration,omitempty"`
 	// MeanBM25Matched is the mean number of documents BM25 scores above 0.
 	MeanBM25Matched float64 `json:"meanBM25Matched"`
 	Timing          Timing  `json:"timing"`
@@ -144,6 +156,15 @@ func (r *Report) summarize() {
 		r.NDCGRatio = r.Doclib.NDCG / r.BM25.NDCG
 	}
 	r.SignTestP = SignTest(r.Wins, r.Losses)
+	matched := make([]int, n)
+	for i, q := range r.PerQuery {
+		matched[i] = q.Answer.MatchedTotal
+	}
+	slices.Sort(matched)
+	r.MedianMatchedTotal = float64(matched[n/2])
+	if n%2 == 0 {
+		r.MedianMatchedTotal = float64(matched[n/2-1]+matched[n/2]) / 2
+	}
 	names := append([]string(nil), Signals...)
 	for s := range fired { // a signal this package does not know yet
 		if !contains(names, s) {
@@ -222,7 +243,7 @@ func WriteText(w io.Writer, reports []*Report, perQuery bool) error {
 		}
 		header = append(header, label)
 	}
-	header = append(header, "MATCHED (mean)", "BM25 MATCHED", "INDEX", "SEARCH", "WALL")
+	header = append(header, "MATCHED (mean / median)", "BM25 MATCHED", "SEMANTIC AT (chance)", "INDEX", "SEARCH", "WALL")
 	fmt.Fprintln(tw, strings.Join(header, "\t"))
 	for _, r := range reports {
 		row := []string{r.Collection, percent(r.FallbackRate)}
@@ -231,12 +252,20 @@ func WriteText(w io.Writer, reports []*Report, perQuery bool) error {
 				row = append(row, percent(s.Queries)+" / "+percent(s.Hits))
 			}
 		}
-		row = append(row, fmt.Sprintf("%.1f", r.MeanMatchedTotal), fmt.Sprintf("%.1f", r.MeanBM25Matched),
+		row = append(row, fmt.Sprintf("%.1f / %.0f", r.MeanMatchedTotal, r.MedianMatchedTotal), fmt.Sprintf("%.1f", r.MeanBM25Matched),
+			fmt.Sprintf("%.3f (%.3f)", r.SemanticThreshold, r.Chance),
 			seconds(r.Timing.Index), seconds(r.Timing.Search), seconds(r.Timing.Wall))
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, r := range reports {
+		if c := r.Calibration; c != nil {
+			d := c.Documents
+			fmt.Fprintf(w, "%s: chance of a title with another document p50 %.3f p90 %.3f p95 %.3f p99 %.3f (%s pairs); random letters' best p50 %.3f max %.3f (%d strings)\n",
+				r.Collection, d.P50, d.P90, d.P95, d.P99, thousands(d.Pairs), d.GibberishMedian, d.GibberishMax, d.Gibberish)
+		}
 	}
 	if !perQuery {
 		return nil

@@ -28,8 +28,10 @@ type Engine struct {
 	Handler http.Handler
 	// EmbedderID names the embedder of the index and of the queries.
 	EmbedderID string
-	// Rules are the search rules in force.
-	Rules search.Rules
+	// Rules are the search rules in force, and Calibration what the index
+	// measured of its embedder (nil when it measured nothing).
+	Rules       search.Rules
+	Calibration *search.Calibration
 }
 
 // NewHandler returns the read API's handler over d, built as doclib-server
@@ -54,7 +56,7 @@ func NewEngine(ctx context.Context, d *doclib.DataSet, emb search.Embedder, rule
 	store, ledger := memory.New(d), memory.NewLedger(d.Workspaces)
 	svc := service.New(store, nil, service.WithSearch(searcher, ledger))
 	h := httpapi.NewServer(httpapi.Config{Service: svc})
-	return &Engine{Handler: h, EmbedderID: searcher.Embedder.ID(), Rules: searcher.Rules}, nil
+	return &Engine{Handler: h, EmbedderID: searcher.Embedder.ID(), Rules: searcher.EffectiveRules(), Calibration: searcher.Calibration()}, nil
 }
 
 // Signals a search hit can carry (api.Relevance), in the order reports list them.
@@ -214,6 +216,10 @@ func Evaluate(ctx context.Context, c *Collection, emb search.Embedder, rules set
 		return nil, fmt.Errorf("%s: %w", c.Name, err)
 	}
 	r.Embedder = e.EmbedderID
+	r.SemanticThreshold, r.RecordingsThreshold = e.Rules.SemanticThreshold, e.Rules.RecordingsThreshold
+	if r.Calibration = e.Calibration; r.Calibration != nil {
+		r.Chance = r.Calibration.Documents.Chance()
+	}
 	r.Timing.Index = indexed
 	r.Timing.Wall = time.Since(start)
 	return r, nil

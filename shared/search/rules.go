@@ -39,6 +39,51 @@ type Rules struct {
 	// together, so Lexical + Semantic + Recordings (and Fuzzy + Semantic +
 	// Recordings) must be at most 1 for the score to stay within [0, 1].
 	Weights Weights
+	// Fixed are the thresholds set explicitly (a flag, a variable), which a
+	// calibration leaves as they are.
+	Fixed Fixed
+}
+
+// Fixed says which rules were set explicitly.
+type Fixed uint8
+
+// The rules a calibration would otherwise set.
+const (
+	FixedSemantic Fixed = 1 << iota
+	FixedRecordings
+)
+
+// Calibrated returns r with the thresholds and chance levels c measured for
+// r's embedder, except those set explicitly. A calibration of another
+// embedder, or none, leaves r as it is.
+func (r Rules) Calibrated(c *Calibration, embedderID string) Rules {
+	if c == nil || c.Embedder != embedderID || c.Documents.Pairs == 0 {
+		return r
+	}
+	docs, recs := c.Documents, c.Documents
+	if c.Recordings != nil && c.Recordings.Pairs > 0 {
+		recs = *c.Recordings
+	}
+	if r.Fixed&FixedSemantic == 0 {
+		r.SemanticThreshold = docs.Threshold()
+	}
+	if r.Fixed&FixedRecordings == 0 {
+		r.RecordingsThreshold = recs.Threshold()
+	}
+	return r
+}
+
+// Strength is a meaning signal's strength: how far its cosine is beyond the
+// threshold, (cosine - threshold) / (1 - threshold), in [0, 1]. A document
+// just over the threshold gains next to nothing over one just under it, and
+// a model whose cosines all sit high adds no more to a score than one whose
+// cosines sit low: what counts is the distance past "far closer than
+// chance", not the cosine's size.
+func Strength(cos, threshold float64) float64 {
+	if threshold >= 1 {
+		return 0
+	}
+	return clamp01((cos - threshold) / (1 - threshold))
 }
 
 // Feedback is pseudo-relevance feedback (RM3): the words of the Docs best word
@@ -138,7 +183,8 @@ func (r *Rules) Matches(e Evidence) bool {
 
 // Score blends the fired signals into one number in [0, 1]. Each fired signal
 // contributes its weight times the strength of its evidence: the word signals
-// their BM25F strength, the meaning signals their cosine. Signals that do not
+// their BM25F strength, the meaning signals how far their cosine is past
+// the threshold (Strength). Signals that do not
 // fire add nothing, so the score never depends on evidence below a threshold,
 // and a strong signal is never buried under another's floor.
 func (r *Rules) Score(e Evidence) float64 {
@@ -150,10 +196,10 @@ func (r *Rules) Score(e Evidence) float64 {
 		s += r.Weights.Fuzzy * clamp01(e.Word)
 	}
 	if e.Semantic >= r.SemanticThreshold {
-		s += r.Weights.Semantic * clamp01(e.Semantic)
+		s += r.Weights.Semantic * Strength(e.Semantic, r.SemanticThreshold)
 	}
 	if e.Recordings >= r.RecordingsThreshold {
-		s += r.Weights.Recordings * clamp01(e.Recordings)
+		s += r.Weights.Recordings * Strength(e.Recordings, r.RecordingsThreshold)
 	}
 	// Four decimals, the precision the API reports: documents whose reported
 	// scores are equal are ranked by ID, as the spec says, not by a difference

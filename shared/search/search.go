@@ -153,8 +153,22 @@ type Retriever interface {
 	MostActive(ctx context.Context, q *Query, f Filter, offset, limit int) ([]Candidate, int, error)
 }
 
-// Local is the Backend of an in-process Retriever.
-type Local struct{ Retriever Retriever }
+// Local is the Backend of an in-process Retriever, and the calibration of
+// its index when one was measured (Calibrated).
+type Local struct {
+	Retriever Retriever
+	Cal       *Calibration
+}
+
+// Calibrated is a Backend that knows the calibration of the index it serves
+// (Calibrate): the searcher takes its thresholds and chance levels from it,
+// unless they were set explicitly. It may change as the index does.
+type Calibrated interface {
+	Calibration() *Calibration
+}
+
+// Calibration implements Calibrated.
+func (l Local) Calibration() *Calibration { return l.Cal }
 
 // Match implements Backend.
 func (l Local) Match(ctx context.Context, q *Query) (*Matches, error) {
@@ -385,7 +399,8 @@ func (s *Searcher) Search(ctx context.Context, r Request) (*Response, error) {
 		}
 		return nil, fmt.Errorf("search: embed query: %w", err)
 	}
-	q := &Query{Text: r.Text, Vector: vec, Libraries: r.Libraries, Filter: r.Filter, Offset: r.Offset, Limit: r.Limit, Rules: &s.Rules,
+	rules := s.EffectiveRules()
+	q := &Query{Text: r.Text, Vector: vec, Libraries: r.Libraries, Filter: r.Filter, Offset: r.Offset, Limit: r.Limit, Rules: &rules,
 		NoRecordings: r.NoRecordings}
 	m, err := s.Backend.Match(ctx, q)
 	if err != nil {
@@ -410,6 +425,22 @@ func (s *Searcher) Search(ctx context.Context, r Request) (*Response, error) {
 	resp := &Response{Matches: Matches{MatchedTotal: m.MatchedTotal, Facets: m.Facets, Total: total, Hits: hits},
 		LowConfidence: true, Guidance: guidance(r, m.MatchedTotal, dropped)}
 	return resp, nil
+}
+
+// EffectiveRules are the rules a search runs with now: Rules, with the
+// thresholds of the backend's calibration (Calibrated) where they were not
+// set explicitly.
+func (s *Searcher) EffectiveRules() Rules {
+	return s.Rules.Calibrated(s.Calibration(), s.Embedder.ID())
+}
+
+// Calibration is the backend's calibration (Calibrated), nil when it has
+// none.
+func (s *Searcher) Calibration() *Calibration {
+	if cb, ok := s.Backend.(Calibrated); ok {
+		return cb.Calibration()
+	}
+	return nil
 }
 
 // guidance explains a fallback and says what to try next: what matched, whether

@@ -136,9 +136,11 @@ func (r Rules) Build(embedderID string) (search.Rules, error) {
 	}
 	if r.SemanticThreshold != 0 {
 		out.SemanticThreshold = r.SemanticThreshold
+		out.Fixed |= search.FixedSemantic
 	}
 	if r.RecordingsThreshold != 0 {
 		out.RecordingsThreshold = r.RecordingsThreshold
+		out.Fixed |= search.FixedRecordings
 	}
 	switch r.Feedback {
 	case "", "on":

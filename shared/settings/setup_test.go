@@ -24,6 +24,8 @@ func TestRules(t *testing.T) {
 	want := def
 	want.SemanticThreshold, want.RecordingsThreshold, want.Weights.Semantic, want.Weights.Lexical = 0.6, 0.7, 0.25, 0.55
 	want.Feedback.Docs = 0
+	// Thresholds set explicitly are marked so: a calibration leaves them.
+	want.Fixed = search.FixedSemantic | search.FixedRecordings
 	if o != want {
 		t.Errorf("overrides: %+v, want %+v", o, want)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/doclib/doclib/shared/httpapi"
 	"github.com/doclib/doclib/shared/search"
 	"github.com/doclib/doclib/shared/service"
+	"github.com/doclib/doclib/shared/settings"
 )
 
 // Service returns the demo data and the service over it, with search. now
@@ -51,11 +52,7 @@ func Searcher(d *doclib.DataSet) (*search.Searcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	idx, err := localsearch.Build(context.Background(), d, e, localsearch.Options{})
-	if err != nil {
-		return nil, err
-	}
-	return &search.Searcher{Backend: search.Local{Retriever: idx}, Embedder: search.Cached(e, 0), Rules: search.DefaultRules(e.ID())}, nil
+	return localsearch.Searcher(context.Background(), d, e, settings.Rules{}, nil)
 }
 
 // Handler is the API's handler on the demo data, with cfg's settings (its

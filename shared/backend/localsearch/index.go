@@ -681,6 +681,17 @@ func (x *Index) setVocabulary(vocab []string) error {
 }
 
 // termID is the ID of term, if the index holds it.
+// Knows reports whether a word is, after analysis, a term of the index's
+// documents (a calibration's random letters must not be one).
+func (x *Index) Knows(word string) bool {
+	for _, t := range analyzer().Terms(word) {
+		if _, ok := x.termID(t); ok {
+			return true
+		}
+	}
+	return false
+}
+
 func (x *Index) termID(term string) (uint32, bool) {
 	i, ok := slices.BinarySearch(x.termName, term)
 	return uint32(i), ok

@@ -15,11 +15,19 @@ import (
 // and the rules are those of the embedder that embeds the queries, with r's
 // overrides.
 func Searcher(ctx context.Context, d *doclib.DataSet, e search.Embedder, r settings.Rules, progress func(done, total int)) (*search.Searcher, error) {
-	idx, err := Build(ctx, d, e, Options{Progress: progress, Fit: true})
+	docs, fitted, err := IndexDocs(ctx, d, e, Options{Progress: progress, Fit: true})
 	if err != nil {
 		return nil, fmt.Errorf("build the search index: %w", err)
 	}
-	return r.Searcher(search.Local{Retriever: idx}, idx.Embedder())
+	idx, err := build(ctx, docs, fitted, workerCount(Options{}))
+	if err != nil {
+		return nil, fmt.Errorf("build the search index: %w", err)
+	}
+	cal, err := search.Calibrate(ctx, fitted, docs, idx.Knows)
+	if err != nil {
+		return nil, fmt.Errorf("build the search index: %w", err)
+	}
+	return r.Searcher(search.Local{Retriever: idx, Cal: cal}, fitted)
 }
 
 // LiveSearcher is Searcher over an index that follows changes: the same

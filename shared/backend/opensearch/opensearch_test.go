@@ -106,8 +106,9 @@ func TestQueryScoresAreTheRules(t *testing.T) {
 	lex := func(score float64, n int) float64 { // the word scripts
 		return r.Weights.Lexical * score / (score + wordHalf*float64(n))
 	}
-	sim := func(knn, w, _ float64) float64 { // the similarity script
-		return w * (2*knn - 1)
+	sim := func(knn, w, t float64) float64 { // the similarity script, with its params
+		p := similarityParams(w, t)
+		return p["w"].(float64) * (p["scale"].(float64)*knn - p["offset"].(float64))
 	}
 	for _, c := range []struct {
 		bm25, cos, rec float64

@@ -78,7 +78,7 @@ func matchBody(q *search.Query, terms []string) map[string]any {
 			"vector":    q.Vector,
 			"min_score": knnScore(r.SemanticThreshold),
 			"filter":    visibleFilter(q.Libraries),
-		}}}), similarity, similarityParams(r.Weights.Semantic)))
+		}}}), similarity, similarityParams(r.Weights.Semantic, r.SemanticThreshold)))
 	if q.NoRecordings {
 		// The Individual plan: whatever the index still holds of this
 		// workspace's recordings must not match.
@@ -92,7 +92,7 @@ func matchBody(q *search.Query, terms []string) map[string]any {
 				"vector":    q.Vector,
 				"min_score": knnScore(r.RecordingsThreshold),
 			}}},
-		}}), similarity, similarityParams(r.Weights.Recordings)))
+		}}), similarity, similarityParams(r.Weights.Recordings, r.RecordingsThreshold)))
 	return searchBody(q, should)
 }
 
@@ -240,9 +240,15 @@ func knnScore(cosine float64) float64 { return (knnOffset + cosine) / knnScale }
 // similarity script computes in the cluster.
 func knnCosine(score float64) float64 { return knnScale*score - knnOffset }
 
-// similarityParams are the similarity script's params for a signal of weight w.
-func similarityParams(w float64) map[string]any {
-	return map[string]any{"w": w, "scale": knnScale, "offset": knnOffset}
+// similarityParams are the similarity script's params for a signal of
+// weight w and threshold t: the script gives w · c with c = scale · _score
+// - offset, which is search.Strength's w · (cosine - t) / (1 - t) once the
+// threshold is in the offset and 1 / (1 - t) in the weight.
+func similarityParams(w, t float64) map[string]any {
+	if t >= 1 {
+		return map[string]any{"w": 0.0, "scale": knnScale, "offset": knnOffset}
+	}
+	return map[string]any{"w": w / (1 - t), "scale": knnScale, "offset": knnOffset + t}
 }
 
 func visibleFilter(libraries []string) map[string]any {
