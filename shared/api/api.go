@@ -308,4 +308,9 @@ type SearchResults struct {
 	LowConfidence bool `json:"lowConfidence"`
 	// Guidance are hints on rewording or narrowing, present only with LowConfidence.
 	Guidance []string `json:"guidance,omitempty"`
+	// UnavailableSignals, present only when some did not run, are the
+	// signals this search could not use: "semantic" (and
+	// "source_recordings") when the embedding provider failed or was late,
+	// so that the answer is the word signals' alone and spent no credit.
+	UnavailableSignals []string `json:"unavailableSignals,omitempty"`
 }

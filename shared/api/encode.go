@@ -459,6 +459,10 @@ func (v *SearchResults) AppendJSON(b []byte) []byte {
 		b = append(b, `,"guidance":`...)
 		b = appendStrings(b, v.Guidance)
 	}
+	if len(v.UnavailableSignals) > 0 {
+		b = append(b, `,"unavailableSignals":`...)
+		b = appendStrings(b, v.UnavailableSignals)
+	}
 	return append(b, "}\n"...)
 }
 

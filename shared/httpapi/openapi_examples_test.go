@@ -59,7 +59,7 @@ type exampleRequest struct {
 	// limit allows, so that the example is the answer over the limit.
 	Exhaust string `yaml:"exhaust"`
 	// Fault is "internal" or "unavailable": the store fails that way when it
-	// lists libraries.
+	// lists libraries; "embedder": the embedding provider is down.
 	Fault string `yaml:"fault"`
 }
 
@@ -240,18 +240,21 @@ func answer(t *testing.T, d *doclib.DataSet, e example) *httptest.ResponseRecord
 	t.Helper()
 	l := memory.NewLedger(d.Workspaces)
 	var store doclib.Store = memory.New(d)
+	var o options
 	switch e.req.Fault {
 	case "":
 	case "internal":
 		store = exampleStore{store, errors.New("the table is on fire")}
 	case "unavailable":
 		store = exampleStore{store, doclib.Unavailable(errors.New("the table is throttled"))}
+	case "embedder":
+		o.embedder = downEmbedder{}
 	default:
-		t.Fatalf("%s: fault %q is not internal or unavailable", e, e.req.Fault)
+		t.Fatalf("%s: fault %q is not internal, unavailable or embedder", e, e.req.Fault)
 	}
 	clock := func() time.Time { return testNow }
 	h := httpapi.NewServer(httpapi.Config{
-		Service:   service.New(store, clock, searchOptions(t, d, options{}, l)),
+		Service:   service.New(store, clock, searchOptions(t, d, o, l)),
 		Limiter:   memory.NewLimiter(),
 		Now:       clock,
 		RequestID: func(*http.Request) string { return exampleRequestID },

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"slices"
@@ -212,14 +213,31 @@ func TestSearchBilling(t *testing.T) {
 	if b := s.balance("ws_a"); b != 100 {
 		t.Errorf("failed search not refunded: balance %d", b)
 	}
-	// An embedding provider that is down is a 503, refunded too.
+	// An embedding provider that is down: the words answer, say that the
+	// meaning signals did not run, and the credit comes back (the meaning
+	// match it pays for did not run). Before, this was a 503.
 	s = newServer(t, options{embedder: downEmbedder{}})
 	r = s.get(t, fixture.KeyFull, "/search/documents?q=okta")
-	if r.status != 503 || errorCode(t, r) != "unavailable" || strings.Contains(string(r.body), "timeout") {
-		t.Errorf("embedder down: %d %s", r.status, r.body)
+	var res api.SearchResults
+	if r.status != 200 || json.Unmarshal(r.body, &res) != nil || strings.Contains(string(r.body), "timeout") {
+		t.Fatalf("embedder down: %d %s", r.status, r.body)
+	}
+	if res.LowConfidence || len(res.Documents) == 0 || !slices.Equal(res.UnavailableSignals, []string{"semantic", "source_recordings"}) {
+		t.Errorf("embedder down: %d hits, lowConfidence %v, unavailableSignals %v; want word matches, without semantic and source_recordings",
+			len(res.Documents), res.LowConfidence, res.UnavailableSignals)
+	}
+	for _, h := range res.Documents {
+		if slices.Contains(h.Relevance.Signals, "semantic") || slices.Contains(h.Relevance.Signals, "source_recordings") || h.Relevance.SemanticSimilarity != 0 {
+			t.Errorf("embedder down: hit %s has signals %v, similarity %g", h.ID, h.Relevance.Signals, h.Relevance.SemanticSimilarity)
+		}
 	}
 	if b := s.balance("ws_a"); b != 100 {
-		t.Errorf("unavailable search not refunded: balance %d", b)
+		t.Errorf("a search answered from words alone was billed: balance %d", b)
+	}
+	// With the embedder up, the answer names no unavailable signal.
+	r = newServer(t, options{}).get(t, fixture.KeyFull, "/search/documents?q=okta")
+	if strings.Contains(string(r.body), "unavailableSignals") {
+		t.Errorf("a search with its meaning match names unavailable signals: %s", r.body)
 	}
 }
 

@@ -66,8 +66,13 @@ type Null struct {
 // what random letters reach.
 func (n Null) Threshold() float64 {
 	ceiling := n.GibberishMax + (n.GibberishMax-n.GibberishMedian)/2
-	return round4(min(max(n.P95, ceiling), 0.99))
+	return round4(min(max(n.P95, ceiling, minThreshold), 0.99))
 }
+
+// minThreshold is the least calibrated threshold: an embedder whose chance
+// cosines are all near 0 (a corpus of a few unrelated documents) still
+// needs a cosine above noise for a meaning match.
+const minThreshold = 0.05
 
 // Chance is the chance level: the cosine a query-like text has with an item
 // it was not taken from, at the median.

@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	doclib "github.com/doclib/doclib/shared"
@@ -70,6 +71,9 @@ type Query struct {
 	Rules     *Rules
 	// NoRecordings: no recording may match or score (Request.NoRecordings).
 	NoRecordings bool
+	// NoMeaning: the query has no embedding (the embedder failed or was
+	// late), so neither meaning signal may match or score; Vector is zero.
+	NoMeaning bool
 }
 
 // Candidate is a document with the evidence a backend found for it.
@@ -255,6 +259,11 @@ func (ev *Evaluation) Add(c Candidate) {
 	if c.Doc.LibraryID != ev.lastLib || ev.lastLib == "" {
 		ev.lastLib, ev.lastVis = c.Doc.LibraryID, ev.visible[c.Doc.LibraryID]
 	}
+	if ev.q.NoMeaning {
+		// No embedding: whatever a backend made of the zero vector, the
+		// meaning signals neither match nor score.
+		c.Semantic, c.Recordings = 0, 0
+	}
 	if !ev.lastVis || !ev.q.Rules.Matches(c.Evidence) {
 		return // a backend that over-returns must not widen the scope or the set
 	}
@@ -350,17 +359,100 @@ type Searcher struct {
 	Backend  Backend
 	Embedder *CachedEmbedder
 	Rules    Rules
-	// EmbedBudget, when set, bounds the query's embedding call: past it
-	// the search fails as unavailable (503) and its credit is given back,
-	// rather than spend the whole request waiting on a throttled provider
-	// (whose client retries with backoff). 0 leaves only the request's own
-	// deadline.
+	// EmbedBudget bounds the query's embedding call: past it, or when the
+	// embedder fails, the search answers from the word signals alone
+	// (Response.MeaningUnavailable), rather than spend the request waiting
+	// on a busy or throttled provider. 0 is DefaultEmbedBudget; below 0,
+	// only the request's own deadline bounds the call.
 	EmbedBudget time.Duration
+	// Now is the clock of the meaning gate (time.Now when nil).
+	Now func() time.Time
+
+	gate meaningGate
 }
 
-// DefaultEmbedBudget is the budget of a query's embedding where one is set:
-// a query embeds in well under a second; five leave room for a retry or two.
-const DefaultEmbedBudget = 5 * time.Second
+// DefaultEmbedBudget is how long a search waits for its query's embedding:
+// a query embeds in well under a second on a healthy provider, Bedrock
+// included; past it the words answer (docs/search.md, "When the meaning is
+// late").
+const DefaultEmbedBudget = 1500 * time.Millisecond
+
+// The meaning gate: after gateFailures failed or late query embeddings in
+// a row, searches answer from words without asking the embedder for
+// gateCooldown, then ask again. A provider that hangs would otherwise make
+// every search wait the whole budget.
+const (
+	gateFailures = 3
+	gateCooldown = 10 * time.Second
+)
+
+// meaningGate counts the query embeddings that failed in a row.
+type meaningGate struct {
+	mu       sync.Mutex
+	failures int
+	until    time.Time // searches skip the embedder until then
+}
+
+func (g *meaningGate) open(now time.Time) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.failures < gateFailures || !now.Before(g.until)
+}
+
+func (g *meaningGate) report(ok bool, now time.Time) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if ok {
+		g.failures = 0
+		return
+	}
+	if g.failures++; g.failures >= gateFailures {
+		g.until = now.Add(gateCooldown)
+	}
+}
+
+func (s *Searcher) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+// queryVector embeds a query within the budget. When the embedder fails or
+// is late, or the gate is shut, it returns a zero vector and why: the search
+// then runs on words. Only the request's own end is an error.
+func (s *Searcher) queryVector(ctx context.Context, text string) ([]float32, error, error) {
+	if !s.gate.open(s.now()) {
+		return make([]float32, s.Embedder.Dimensions()), ErrMeaningSkipped, nil
+	}
+	ectx, budget := ctx, s.EmbedBudget
+	if budget == 0 {
+		budget = DefaultEmbedBudget
+	}
+	if budget > 0 {
+		var cancel context.CancelFunc
+		ectx, cancel = context.WithTimeout(ctx, budget)
+		defer cancel()
+	}
+	vec, err := s.Embedder.EmbedQuery(ectx, text)
+	if err == nil {
+		s.gate.report(true, s.now())
+		return vec, nil, nil
+	}
+	if ctx.Err() != nil {
+		return nil, nil, fmt.Errorf("search: embed query: %w", err)
+	}
+	if errors.Is(ectx.Err(), context.DeadlineExceeded) {
+		err = fmt.Errorf("the query's embedding took longer than its %v budget: %w", budget, err)
+	}
+	s.gate.report(false, s.now())
+	return make([]float32, s.Embedder.Dimensions()), fmt.Errorf("search: embed query: %w", err), nil
+}
+
+// ErrMeaningSkipped is why a search ran on words without asking the
+// embedder: it failed or was late for several searches in a row, and the
+// gate is shut for a while.
+var ErrMeaningSkipped = errors.New("search: the embedder failed or was late for the last searches; words only for a few seconds")
 
 // Request is a validated search inside a key's scope.
 type Request struct {
@@ -382,32 +474,27 @@ type Response struct {
 	LowConfidence bool
 	// Guidance are hints on rewording or narrowing, only with LowConfidence.
 	Guidance []string
+	// MeaningUnavailable, when set, is why the meaning signals did not run:
+	// the query's embedding failed or was late, and the answer is the word
+	// signals' alone.
+	MeaningUnavailable error
 }
 
 // Search runs one search.
 func (s *Searcher) Search(ctx context.Context, r Request) (*Response, error) {
-	ectx := ctx
-	if s.EmbedBudget > 0 {
-		var cancel context.CancelFunc
-		ectx, cancel = context.WithTimeout(ctx, s.EmbedBudget)
-		defer cancel()
-	}
-	vec, err := s.Embedder.EmbedQuery(ectx, r.Text)
+	vec, late, err := s.queryVector(ctx, r.Text)
 	if err != nil {
-		if ctx.Err() == nil && errors.Is(ectx.Err(), context.DeadlineExceeded) {
-			err = doclib.Unavailable(fmt.Errorf("the embedding took longer than its %v budget: %w", s.EmbedBudget, err))
-		}
-		return nil, fmt.Errorf("search: embed query: %w", err)
+		return nil, err
 	}
 	rules := s.EffectiveRules()
 	q := &Query{Text: r.Text, Vector: vec, Libraries: r.Libraries, Filter: r.Filter, Offset: r.Offset, Limit: r.Limit, Rules: &rules,
-		NoRecordings: r.NoRecordings}
+		NoRecordings: r.NoRecordings, NoMeaning: late != nil}
 	m, err := s.Backend.Match(ctx, q)
 	if err != nil {
 		return nil, fmt.Errorf("search: match: %w", err)
 	}
 	if m.Total > 0 {
-		return &Response{Matches: *m}, nil
+		return &Response{Matches: *m, MeaningUnavailable: late}, nil
 	}
 	// Nothing passes: the most active visible documents that pass the filters,
 	// or, when none does, every visible document.
@@ -423,7 +510,10 @@ func (s *Searcher) Search(ctx context.Context, r Request) (*Response, error) {
 		}
 	}
 	resp := &Response{Matches: Matches{MatchedTotal: m.MatchedTotal, Facets: m.Facets, Total: total, Hits: hits},
-		LowConfidence: true, Guidance: guidance(r, m.MatchedTotal, dropped)}
+		LowConfidence: true, Guidance: guidance(r, m.MatchedTotal, dropped), MeaningUnavailable: late}
+	if late != nil {
+		resp.Guidance = append(resp.Guidance, "The meaning match was unavailable for this search, so only the word match ran: search again in a moment to match by meaning too.")
+	}
 	return resp, nil
 }
 

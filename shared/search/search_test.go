@@ -11,8 +11,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	doclib "github.com/doclib/doclib/shared"
 )
 
 func TestScoreIsBoundedAndIgnoresEvidenceBelowThresholds(t *testing.T) {
@@ -132,25 +130,82 @@ func TestCachedEmbedder(t *testing.T) {
 }
 
 // stallingEmbedder waits for its context, as a throttled provider's client
-// does between retries.
+// does between retries, and counts the calls.
 type stallingEmbedder struct{ countingEmbedder }
 
 func (s *stallingEmbedder) Embed(ctx context.Context, _ []string) ([][]float32, error) {
+	s.calls.Add(1)
 	<-ctx.Done()
 	return nil, ctx.Err()
 }
 
-func TestEmbedBudgetFailsTheSearchAsUnavailable(t *testing.T) {
-	s := &Searcher{Embedder: Cached(&stallingEmbedder{}, 0), Rules: DefaultRules("count"), EmbedBudget: 20 * time.Millisecond}
-	_, err := s.Search(context.Background(), Request{Text: "reset password", Limit: 10})
-	if code := doclib.ErrorCode(err); code != doclib.EUnavailable {
-		t.Fatalf("a stalled embedding past its budget: %v (code %q), want unavailable", err, code)
+// failingEmbedder fails at once, as a provider that is down does.
+type failingEmbedder struct{ countingEmbedder }
+
+func (f *failingEmbedder) Embed(context.Context, []string) ([][]float32, error) {
+	f.calls.Add(1)
+	return nil, fmt.Errorf("openai: connection refused: %w", ErrEmbedder)
+}
+
+// wordsBackend matches one document on words, and records each query.
+type wordsBackend struct{ queries []*Query }
+
+func (b *wordsBackend) Match(_ context.Context, q *Query) (*Matches, error) {
+	b.queries = append(b.queries, q)
+	return &Matches{MatchedTotal: 1, Total: 1, Hits: []Hit{{DocumentID: "doc_1", Signals: []string{SignalLexical}, Score: 0.5}}}, nil
+}
+
+func (b *wordsBackend) MostActive(context.Context, *Query, Filter) ([]Hit, int, error) {
+	return nil, 0, nil
+}
+
+// TestLateMeaningAnswersFromWords: a query whose embedding fails, or passes
+// its budget, is answered from the word signals with a zero vector and
+// NoMeaning, and says why; after three in a row the embedder is not asked
+// for ten seconds, then asked again. Before, such a search waited up to
+// the whole budget (25 s at p99 behind a busy model) and then answered 503.
+func TestLateMeaningAnswersFromWords(t *testing.T) {
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	stall := &stallingEmbedder{}
+	b := &wordsBackend{}
+	s := &Searcher{Backend: b, Embedder: Cached(stall, 0), Rules: DefaultRules("count"), EmbedBudget: 20 * time.Millisecond, Now: clock}
+	for i := range 3 {
+		res, err := s.Search(context.Background(), Request{Text: fmt.Sprintf("reset password %d", i), Limit: 10})
+		if err != nil || res.MeaningUnavailable == nil || res.Total != 1 {
+			t.Fatalf("search %d with a stalled embedder: %+v, %v; want the words' answer saying the meaning was unavailable", i, res, err)
+		}
+		q := b.queries[len(b.queries)-1]
+		if !q.NoMeaning || len(q.Vector) != 2 || q.Vector[0] != 0 || q.Vector[1] != 0 {
+			t.Errorf("search %d: the backend got NoMeaning %v and vector %v; want true and zeros", i, q.NoMeaning, q.Vector)
+		}
 	}
-	// The request's own end is not the budget's: no error is made up for it.
+	if n := stall.calls.Load(); n != 3 {
+		t.Fatalf("%d embedding calls for 3 searches", n)
+	}
+	// Three late in a row: the gate is shut, and the embedder not asked.
+	res, err := s.Search(context.Background(), Request{Text: "reset password 4", Limit: 10})
+	if err != nil || !errors.Is(res.MeaningUnavailable, ErrMeaningSkipped) || stall.calls.Load() != 3 {
+		t.Fatalf("a fourth search: %+v, %v, %d calls; want words without asking the embedder", res, err, stall.calls.Load())
+	}
+	// Ten seconds on, it is asked again; an answer opens the gate.
+	now = now.Add(gateCooldown)
+	s.Embedder = Cached(&countingEmbedder{}, 0)
+	res, err = s.Search(context.Background(), Request{Text: "reset password 5", Limit: 10})
+	if err != nil || res.MeaningUnavailable != nil || b.queries[len(b.queries)-1].NoMeaning {
+		t.Fatalf("after the cool-down, with the embedder back: %+v, %v; want the meaning match", res, err)
+	}
+	// A provider that fails at once: words at once.
+	fail := &failingEmbedder{}
+	s = &Searcher{Backend: b, Embedder: Cached(fail, 0), Rules: DefaultRules("count"), Now: clock}
+	if res, err = s.Search(context.Background(), Request{Text: "reset password", Limit: 10}); err != nil || !errors.Is(res.MeaningUnavailable, ErrEmbedder) {
+		t.Fatalf("a provider that is down: %+v, %v; want words, saying the provider failed", res, err)
+	}
+	// The request's own end is not the embedder's: it is an error.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err = s.Search(ctx, Request{Text: "reset password", Limit: 10})
-	if err == nil || !errors.Is(err, context.Canceled) {
+	s = &Searcher{Backend: b, Embedder: Cached(&stallingEmbedder{}, 0), Rules: DefaultRules("count"), Now: clock}
+	if _, err = s.Search(ctx, Request{Text: "reset password", Limit: 10}); err == nil || !errors.Is(err, context.Canceled) {
 		t.Fatalf("a cancelled request: %v, want context.Canceled", err)
 	}
 }

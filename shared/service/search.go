@@ -70,10 +70,11 @@ func (s *Service) Search(ctx context.Context, p *doclib.Principal, sp SearchPara
 	}
 	// A search that does not answer gives its credit back, whether it
 	// failed or panicked (the handler turns a panic into a 500; the credit
-	// must not go with it).
+	// must not go with it), and so does one answered from words alone: the
+	// meaning match, which the credit pays for, did not run.
 	answered := false
 	defer func() {
-		if answered {
+		if answered && len(out.UnavailableSignals) == 0 {
 			return
 		}
 		// The request's own context may be over (its deadline is why the
@@ -99,6 +100,14 @@ func (s *Service) search(ctx context.Context, p *doclib.Principal, sp SearchPara
 		}
 		return nil, err
 	}
+	var unavailable []string
+	if res.MeaningUnavailable != nil {
+		unavailable = []string{search.SignalSemantic}
+		if p.Plan != doclib.PlanIndividual {
+			unavailable = append(unavailable, search.SignalSourceRecordings)
+		}
+		s.logger().WarnContext(ctx, "search answered from words: the meaning match was unavailable", "error", res.MeaningUnavailable)
+	}
 	ids := make([]string, len(res.Hits))
 	for i, h := range res.Hits {
 		ids[i] = h.DocumentID
@@ -109,7 +118,8 @@ func (s *Service) search(ctx context.Context, p *doclib.Principal, sp SearchPara
 	}
 	out := &api.SearchResults{Documents: make([]api.SearchHit, 0, len(res.Hits)), Schemas: map[string]api.Schema{},
 		Total: res.Total, MatchedTotal: res.MatchedTotal, Page: sp.Page.Number, PageSize: sp.Page.Size,
-		Facets: facetsOut(res.Facets, libs), LowConfidence: res.LowConfidence, Guidance: res.Guidance}
+		Facets: facetsOut(res.Facets, libs), LowConfidence: res.LowConfidence, Guidance: res.Guidance,
+		UnavailableSignals: unavailable}
 	for _, h := range res.Hits {
 		d, lib := docs[h.DocumentID], libs[h.LibraryID]
 		if d == nil || lib == nil || d.LibraryID != lib.ID {

@@ -91,6 +91,7 @@ const (
 
 // The search rules' overrides (Rules.Flags).
 const (
+	EnvEmbedBudget         = "DOCLIB_EMBED_BUDGET"
 	EnvSemanticThreshold   = "DOCLIB_SEMANTIC_THRESHOLD"
 	EnvRecordingsThreshold = "DOCLIB_RECORDINGS_THRESHOLD"
 	EnvSearchWeights       = "DOCLIB_SEARCH_WEIGHTS"

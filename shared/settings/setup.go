@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/doclib/doclib/shared/search"
 )
@@ -23,6 +24,7 @@ type FlagSet interface {
 	StringVar(p *string, name, value, usage string)
 	IntVar(p *int, name string, value int, usage string)
 	Float64Var(p *float64, name string, value float64, usage string)
+	DurationVar(p *time.Duration, name string, value time.Duration, usage string)
 }
 
 func envOr(getenv func(string) string, key, def string) string {
@@ -101,6 +103,10 @@ type Rules struct {
 	// only, as the OpenSearch query does; "" or "on" keeps RM3 feedback
 	// (embedded engine only).
 	Feedback string
+	// EmbedBudget is how long a search waits for its query's embedding
+	// before it answers from words (search.Searcher.EmbedBudget): 0 is
+	// search.DefaultEmbedBudget.
+	EmbedBudget time.Duration
 
 	envErr error
 }
@@ -126,6 +132,16 @@ func (r *Rules) Flags(fs FlagSet, getenv func(string) string) {
 		"`WEIGHTS` of the signals in the blended score, some or all of lexical=,fuzzy=,semantic=,recordings= (defaults per embedder: docs/search.md; offline 0.7, 0.65, 0.08, 0.2); max(lexical, fuzzy) + semantic + recordings must be at most 1 (env "+EnvSearchWeights+")")
 	fs.StringVar(&r.Feedback, "search-feedback", envOr(getenv, EnvSearchFeedback, "on"),
 		"on: the embedded engine expands a query with the words of its best word matches (RM3, docs/search.md); off: the query's own words only, as on OpenSearch (env "+EnvSearchFeedback+")")
+	budget := search.DefaultEmbedBudget
+	if v := getenv(EnvEmbedBudget); v != "" {
+		d, err := time.ParseDuration(v)
+		if (err != nil || d <= 0) && r.envErr == nil {
+			r.envErr = fmt.Errorf("%s=%q is not a duration above 0, e.g. 1.5s", EnvEmbedBudget, v)
+		}
+		budget = d
+	}
+	fs.DurationVar(&r.EmbedBudget, "embed-budget", budget,
+		"how long a search waits for its query's embedding before it answers from the word signals alone, not billed (docs/search.md, \"When the meaning is late\") (env "+EnvEmbedBudget+")")
 }
 
 // Build returns the embedder's default rules with these overrides, validated.
@@ -211,5 +227,8 @@ func (r Rules) Searcher(b search.Backend, e search.Embedder) (*search.Searcher, 
 	if err != nil {
 		return nil, err
 	}
-	return &search.Searcher{Backend: b, Embedder: search.Cached(e, 0), Rules: rules}, nil
+	if r.EmbedBudget < 0 {
+		return nil, fmt.Errorf("embed budget %v: give a duration above 0, e.g. 1.5s", r.EmbedBudget)
+	}
+	return &search.Searcher{Backend: b, Embedder: search.Cached(e, 0), Rules: rules, EmbedBudget: r.EmbedBudget}, nil
 }

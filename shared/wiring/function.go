@@ -61,7 +61,6 @@ func SearchFunction(ctx context.Context, getenv func(string) string, log *slog.L
 	if err != nil {
 		return nil, err
 	}
-	searcher.EmbedBudget = search.DefaultEmbedBudget // a slow embedding fails the search as unavailable
 	svc := service.New(dynamo.NewStore(t), nil, service.WithSearch(searcher, dynamo.NewLedger(t)), service.WithLogger(log), service.WithAccountHelp(api.AccountHelp))
 	return &Searching{API: api, Service: svc, Limiter: dynamo.NewLimiter(t)}, nil
 }

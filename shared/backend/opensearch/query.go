@@ -72,6 +72,10 @@ func matchBody(q *search.Query, terms []string) map[string]any {
 				"must_not":             []any{lexical},
 			}}), strength, map[string]any{"w": r.Weights.Fuzzy, "n": len(terms), "k": wordHalf}))
 	}
+	if q.NoMeaning {
+		// No embedding (the embedder failed or was late): words alone.
+		return searchBody(q, should)
+	}
 	similarity := "double c = params.scale * _score - params.offset; return params.w * c;"
 	should = append(should,
 		scored(named(nameSemantic, map[string]any{"knn": map[string]any{fieldVector: map[string]any{

@@ -346,6 +346,25 @@ func TestSearchWithoutAICredit(t *testing.T) {
 	}
 }
 
+// TestSearchFromWordsAlone: when the API answered from words (the
+// embedding provider failed or was late), the tool says so first, and its
+// structured result carries the unavailable signals.
+func TestSearchFromWordsAlone(t *testing.T) {
+	cs := fakeAPI(t, map[string]any{"/search/documents": api.SearchResults{Page: 1, PageSize: 20, Total: 1, MatchedTotal: 1,
+		Documents: []api.SearchHit{{ID: "doc_1", Title: "Reset a password", Library: api.DocumentRef{ID: "lib_it", Name: "IT"},
+			Relevance: api.Relevance{Signals: []string{"lexical"}, Score: 0.4}}},
+		UnavailableSignals: []string{"semantic", "source_recordings"}}})
+	res, text := callTool(t, cs, "search_documents", map[string]any{"query": "reset password"})
+	if !strings.HasPrefix(text, "WORDS ONLY: ") || !strings.Contains(text, "semantic, source_recordings did not run") || !strings.Contains(text, "no credit") {
+		t.Errorf("the text does not begin by saying the meaning match did not run:\n%s", text)
+	}
+	var out searchOutput
+	if b, err := json.Marshal(res.StructuredContent); err != nil || json.Unmarshal(b, &out) != nil ||
+		!slices.Equal(out.UnavailableSignals, []string{"semantic", "source_recordings"}) || len(out.Hits) != 1 {
+		t.Errorf("structured result %+v", res.StructuredContent)
+	}
+}
+
 func TestAPIUnreachable(t *testing.T) {
 	a := newAPI(t)
 	url := a.URL

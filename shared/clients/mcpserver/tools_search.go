@@ -52,6 +52,8 @@ type searchOutput struct {
 	// LowConfidence and Guidance are the API's: the hits are suggestions.
 	LowConfidence bool     `json:"lowConfidence" jsonschema:"true when nothing matched well: the hits are the most active documents, suggestions rather than matches"`
 	Guidance      []string `json:"guidance" jsonschema:"hints on rewording or narrowing; empty unless lowConfidence"`
+	// UnavailableSignals are the API's: the meaning match did not run.
+	UnavailableSignals []string `json:"unavailableSignals" jsonschema:"signals that could not run (semantic, source_recordings when the embedding provider failed or was late): the hits are word matches only, and the search spent no credit; empty normally"`
 }
 
 func (t *tools) addSearchTool(s *mcp.Server) {
@@ -94,6 +96,7 @@ func (t *tools) search(ctx context.Context, _ *mcp.CallToolRequest, in searchInp
 	out := &searchOutput{
 		Query: in.Query, Hits: make([]searchHit, len(res.Documents)), Total: res.Total, MatchedTotal: res.MatchedTotal,
 		Page: res.Page, PageSize: res.PageSize, LowConfidence: res.LowConfidence, Guidance: nonNil(res.Guidance),
+		UnavailableSignals: nonNil(res.UnavailableSignals),
 		Facets: api.SearchFacets{Categories: nonNil(res.Facets.Categories), Tags: nonNil(res.Facets.Tags),
 			Applications: nonNil(res.Facets.Applications), Libraries: nonNil(res.Facets.Libraries)},
 	}
@@ -112,6 +115,9 @@ func (t *tools) search(ctx context.Context, _ *mcp.CallToolRequest, in searchInp
 // first, where it cannot be missed, then the hits, then how to narrow.
 func searchText(r *searchOutput) string {
 	var b strings.Builder
+	if len(r.UnavailableSignals) > 0 {
+		fmt.Fprintf(&b, "WORDS ONLY: the meaning match was unavailable for this search (%s did not run), so these are word matches; it spent no credit. Search again in a moment for matches by meaning too.\n\n", list(r.UnavailableSignals))
+	}
 	if r.LowConfidence {
 		fmt.Fprintf(&b, "LOW CONFIDENCE: nothing matched %q well. The documents below are the most active ones this key can see, given as suggestions, not matches; do not treat them as an answer.\n", r.Query)
 		for _, g := range r.Guidance {

@@ -16,6 +16,11 @@ import (
 // score, then the facets of the matched set, which narrow a search when sent
 // back as filters.
 func SearchResults(w io.Writer, r *api.SearchResults) {
+	if len(r.UnavailableSignals) > 0 {
+		fmt.Fprintf(w, "WORDS ONLY: the meaning match was unavailable (%s did not run); these are word\n", strings.Join(cleanAll(r.UnavailableSignals), ", "))
+		fmt.Fprintln(w, "matches, and the search spent no credit. Search again in a moment to match by meaning too.")
+		fmt.Fprintln(w)
+	}
 	if r.LowConfidence {
 		fmt.Fprintln(w, "LOW CONFIDENCE: nothing matched this query well. The documents below are")
 		fmt.Fprintln(w, "suggestions (the most active documents you can see), not matches.")

@@ -49,6 +49,19 @@ func TestSearchResults(t *testing.T) {
 	if strings.Contains(b.String(), "by facet") {
 		t.Errorf("empty facets were written:\n%s", b.String())
 	}
+	if strings.Contains(b.String(), "WORDS ONLY") {
+		t.Errorf("a search whose meaning match ran says words only:\n%s", b.String())
+	}
+
+	// The meaning match did not run: said first, with what to do.
+	words := *r
+	words.UnavailableSignals = []string{"semantic", "source_recordings"}
+	b.Reset()
+	SearchResults(&b, &words)
+	if !strings.HasPrefix(b.String(), "WORDS ONLY") {
+		t.Errorf("the words-only note is not first:\n%s", b.String())
+	}
+	contains(t, b.String(), "semantic, source_recordings did not run", "spent no credit", "Search again", "3. Reset a password")
 }
 
 func TestRecordings(t *testing.T) {
