@@ -100,7 +100,7 @@ func TestWarmIndexerChecksTheIndexAgain(t *testing.T) {
 	}
 
 	// A reindex with the indexer's embedder cures it at the next batch.
-	if _, err := b.Reindex(ctx, 0, func(func([]search.IndexDoc) error) error { return nil }, nil); err != nil {
+	if _, err := b.Reindex(ctx, nil, 0, func(func([]search.IndexDoc) error) error { return nil }, nil); err != nil {
 		t.Fatal(err)
 	}
 	if failed := handle(t, x, insert); len(failed) != 0 {

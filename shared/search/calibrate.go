@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"math"
@@ -59,6 +60,29 @@ type Null struct {
 	// the best cosine each random-letter string reached with an item.
 	GibberishMedian float64 `json:"gibberishMedian"`
 	GibberishMax    float64 `json:"gibberishMax"`
+}
+
+// Check refuses a calibration no measure gives: a read one (from a
+// manifest, an index's _meta) is data, not to be trusted blindly.
+func (c *Calibration) Check() error {
+	nulls := []*Null{&c.Documents}
+	if c.Recordings != nil {
+		nulls = append(nulls, c.Recordings)
+	}
+	for _, n := range nulls {
+		if n.Queries < 0 || n.Pairs < 0 || n.Gibberish < 0 {
+			return fmt.Errorf("a negative count (%d queries, %d pairs, %d strings)", n.Queries, n.Pairs, n.Gibberish)
+		}
+		for _, x := range []float64{n.P50, n.P90, n.P95, n.P99, n.GibberishMedian, n.GibberishMax} {
+			if math.IsNaN(x) || x < -1 || x > 1 {
+				return fmt.Errorf("a cosine of %v", x)
+			}
+		}
+		if !(n.P50 <= n.P90 && n.P90 <= n.P95 && n.P95 <= n.P99 && n.GibberishMedian <= n.GibberishMax) {
+			return errors.New("percentiles out of order")
+		}
+	}
+	return nil
 }
 
 // Threshold is the cosine at or above which an item is "far closer than
@@ -156,6 +180,47 @@ func Calibrate(ctx context.Context, e Embedder, docs []IndexDoc, known func(word
 	}
 	return c, ctx.Err()
 }
+
+// Sample keeps a uniform sample of a stream of documents (reservoir
+// sampling), enough for Calibrate, so that an index loaded batch by batch
+// (OpenSearch's reindex) is calibrated without holding every vector. The
+// sample depends only on the stream's order and the seed.
+type Sample struct {
+	rng  *rand.Rand
+	seen int
+	docs []IndexDoc
+}
+
+// NewSample returns an empty sample drawn with seed.
+func NewSample(seed uint64) *Sample {
+	return &Sample{rng: rand.New(rand.NewPCG(seed, 0x5851f42d4c957f2d))}
+}
+
+// Add offers d to the sample; what is kept is copied.
+func (s *Sample) Add(d IndexDoc) {
+	s.seen++
+	at := len(s.docs)
+	if at >= calibrationItems {
+		if at = s.rng.IntN(s.seen); at >= calibrationItems {
+			return
+		}
+	}
+	d.Vector = slices.Clone(d.Vector)
+	d.Body, d.Labels = slices.Clone(d.Body), slices.Clone(d.Labels)
+	recs := make([]RecordingVector, len(d.Recordings))
+	for i, r := range d.Recordings {
+		recs[i] = RecordingVector{ID: r.ID, Vector: slices.Clone(r.Vector)}
+	}
+	d.Recordings = recs
+	if at == len(s.docs) {
+		s.docs = append(s.docs, d)
+	} else {
+		s.docs[at] = d
+	}
+}
+
+// Docs are the documents kept.
+func (s *Sample) Docs() []IndexDoc { return s.docs }
 
 // measure is the null of queries (taken from the documents from) and of the
 // gibberish strings against items (owned by the documents owner).

@@ -174,6 +174,13 @@ type Calibrated interface {
 // Calibration implements Calibrated.
 func (l Local) Calibration() *Calibration { return l.Cal }
 
+// Preparer is a Backend that checks its index before a search (and learns
+// its calibration then): the searcher prepares it before it settles the
+// rules, so that the first search after a start already has them.
+type Preparer interface {
+	Prepare(ctx context.Context) error
+}
+
 // Match implements Backend.
 func (l Local) Match(ctx context.Context, q *Query) (*Matches, error) {
 	ev := NewEvaluation(q)
@@ -485,6 +492,11 @@ func (s *Searcher) Search(ctx context.Context, r Request) (*Response, error) {
 	vec, late, err := s.queryVector(ctx, r.Text)
 	if err != nil {
 		return nil, err
+	}
+	if p, ok := s.Backend.(Preparer); ok {
+		if err := p.Prepare(ctx); err != nil {
+			return nil, fmt.Errorf("search: %w", err)
+		}
 	}
 	rules := s.EffectiveRules()
 	q := &Query{Text: r.Text, Vector: vec, Libraries: r.Libraries, Filter: r.Filter, Offset: r.Offset, Limit: r.Limit, Rules: &rules,

@@ -218,12 +218,43 @@ func (c *Cluster) handle(method string, p []string, body []byte) (int, any) {
 		var m map[string]any
 		_ = json.Unmarshal(idx.mapping, &m)
 		return 200, map[string]any{name: map[string]any{"mappings": m["mappings"]}}
+	case p[1] == "_mapping" && method == http.MethodPut:
+		return putMeta(idx, body)
 	case p[1] == "_refresh" && method == http.MethodPost:
 		return 200, map[string]any{"_shards": map[string]any{"total": 1, "successful": 1, "failed": 0}}
 	case p[1] == "_search" && (method == http.MethodPost || method == http.MethodGet):
 		return search(idx, body)
 	}
 	return errorBody(400, "fake_unsupported", "the fake does not serve "+method+" /"+strings.Join(p, "/"))
+}
+
+// putMeta is PUT /<index>/_mapping with a new _meta, which replaces the
+// index's whole _meta, as OpenSearch's put-mapping does. The fake takes no
+// other change of a mapping (new fields, changed types): doclib sends none.
+func putMeta(idx *index, body []byte) (int, any) {
+	var req map[string]json.RawMessage
+	if err := json.Unmarshal(body, &req); err != nil {
+		return errorBody(400, "parse_exception", err.Error())
+	}
+	meta, ok := req["_meta"]
+	if !ok || len(req) != 1 {
+		return errorBody(400, "fake_unsupported", "the fake's put-mapping takes a _meta and nothing else")
+	}
+	var m map[string]any
+	if err := json.Unmarshal(meta, &m); err != nil || m == nil {
+		return errorBody(400, "mapper_parsing_exception", "_meta must be an object")
+	}
+	var whole map[string]map[string]any
+	_ = json.Unmarshal(idx.mapping, &whole)
+	if whole == nil {
+		whole = map[string]map[string]any{}
+	}
+	if whole["mappings"] == nil {
+		whole["mappings"] = map[string]any{}
+	}
+	whole["mappings"]["_meta"] = m
+	idx.mapping, _ = json.Marshal(whole)
+	return 200, map[string]any{"acknowledged": true}
 }
 
 func (c *Cluster) aliasActions(body []byte) (int, any) {

@@ -43,6 +43,35 @@ func LiveSearcher(ctx context.Context, d *doclib.DataSet, e search.Embedder, r s
 	if err != nil {
 		return nil, nil, fmt.Errorf("build the search index: %w", err)
 	}
-	s, err := r.Searcher(search.Local{Retriever: live}, fitted)
+	// Calibrated on the documents at start; the index then follows the
+	// table, the calibration stays (a corpus drifts slowly).
+	cal, err := search.Calibrate(ctx, fitted, docs, vocabulary(docs))
+	if err != nil {
+		return nil, nil, fmt.Errorf("build the search index: %w", err)
+	}
+	s, err := r.Searcher(search.Local{Retriever: live, Cal: cal}, fitted)
 	return s, live, err
+}
+
+// vocabulary reports whether a word is, after analysis, a term of docs.
+func vocabulary(docs []search.IndexDoc) func(string) bool {
+	terms := map[string]bool{}
+	a := analyzer()
+	for _, d := range docs {
+		for _, texts := range [][]string{{d.Title}, d.Body, d.Labels} {
+			for _, text := range texts {
+				for _, t := range a.Terms(text) {
+					terms[t] = true
+				}
+			}
+		}
+	}
+	return func(word string) bool {
+		for _, t := range a.Terms(word) {
+			if terms[t] {
+				return true
+			}
+		}
+		return false
+	}
 }

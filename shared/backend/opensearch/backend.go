@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -55,6 +56,7 @@ type Backend struct {
 	dims     int
 	embedder string
 	analyzer *analysis.Analyzer
+	cal      atomic.Pointer[search.Calibration] // read from the index's _meta
 }
 
 var (

@@ -44,6 +44,10 @@ func (c *Checked) MostActive(ctx context.Context, q *search.Query, f search.Filt
 	return c.Backend.MostActive(ctx, q, f)
 }
 
+// Prepare implements search.Preparer: the check, before the searcher
+// settles the rules, so that the index's calibration is known by then.
+func (c *Checked) Prepare(ctx context.Context) error { return c.check(ctx) }
+
 func (c *Checked) check(ctx context.Context) error {
 	err := c.Recheck.Do(ctx, c.Backend.CheckIndex)
 	switch {

@@ -10,6 +10,8 @@ import (
 
 	"github.com/doclib/doclib/internal/standin/fakeopensearch"
 	doclib "github.com/doclib/doclib/shared"
+	"github.com/doclib/doclib/shared/backend/offline"
+	"github.com/doclib/doclib/shared/data/demo"
 	"github.com/doclib/doclib/shared/search"
 	"github.com/doclib/doclib/shared/settings"
 )
@@ -88,4 +90,58 @@ func TestCheckedChecksBeforeTheFirstSearch(t *testing.T) {
 			t.Errorf("%d reads of the mapping once Every passed, want 2", n)
 		}
 	})
+}
+
+// TestReindexCalibratesTheIndex: a reindex with the documents' embedder
+// records the calibration in the new index's _meta, a search-only program
+// reads it with the check it makes before its first search, and that
+// search already runs with the calibrated thresholds. An index no reindex
+// calibrated keeps the embedder's defaults.
+func TestReindexCalibratesTheIndex(t *testing.T) {
+	ctx := context.Background()
+	cluster := fakeopensearch.Start(t)
+	e, err := offline.NewHashing(0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := demo.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := New(Config{URL: cluster.URL, Dimensions: e.Dimensions(), Embedder: e.ID()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.ReindexData(ctx, d, e, nil); err != nil {
+		t.Fatal(err)
+	}
+	r, err := New(Config{URL: cluster.URL, Dimensions: e.Dimensions(), Embedder: e.ID()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := settings.Rules{}.Searcher(&Checked{Backend: r}, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := s.Calibration(); c != nil {
+		t.Fatalf("a calibration before the first check: %+v", c)
+	}
+	var libs []string
+	for _, l := range d.Libraries {
+		libs = append(libs, l.ID)
+	}
+	if _, err := s.Search(ctx, search.Request{Text: "reset a password", Libraries: libs, Limit: 5}); err != nil {
+		t.Fatal(err)
+	}
+	c := s.Calibration()
+	if c == nil || c.Embedder != e.ID() || c.Documents.Pairs == 0 {
+		t.Fatalf("after the first search, calibration %+v: want the reindex's, of %s", c, e.ID())
+	}
+	want := search.DefaultRules(e.ID()).Calibrated(c, e.ID())
+	if got := s.EffectiveRules(); got.SemanticThreshold != want.SemanticThreshold || got.SemanticThreshold == search.DefaultRules(e.ID()).SemanticThreshold {
+		t.Errorf("semantic threshold %g, want the calibrated %g (the default is %g)", got.SemanticThreshold, want.SemanticThreshold, search.DefaultRules(e.ID()).SemanticThreshold)
+	}
+	for _, req := range cluster.Refused() {
+		t.Errorf("the fake refused %s", req)
+	}
 }

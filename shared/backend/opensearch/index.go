@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -127,8 +128,9 @@ func (b *Backend) checkMappings(ctx context.Context, target string) error {
 	var mappings map[string]struct {
 		Mappings struct {
 			Meta struct {
-				Embedder string `json:"embedder"`
-				Schema   int    `json:"schema"`
+				Embedder    string              `json:"embedder"`
+				Schema      int                 `json:"schema"`
+				Calibration *search.Calibration `json:"calibration"`
 			} `json:"_meta"`
 		} `json:"mappings"`
 	}
@@ -150,9 +152,17 @@ func (b *Backend) checkMappings(ctx context.Context, target string) error {
 			return fmt.Errorf("opensearch: index %s holds vectors of embedder %q, this program embeds with %q: %w",
 				name, meta.Embedder, b.embedder, ErrIncompatible)
 		}
+		if target == b.alias {
+			b.cal.Store(meta.Calibration) // nil until a reindex calibrates it
+		}
 	}
 	return nil
 }
+
+// Calibration implements search.Calibrated: the calibration in the _meta of
+// the index behind the alias, as the last check read it (nil before one,
+// and for an index no reindex calibrated).
+func (b *Backend) Calibration() *search.Calibration { return b.cal.Load() }
 
 // EnsureIndex creates an index behind the alias unless the alias exists, and
 // reports whether it created one (then it is empty: load it with Reindex). An
@@ -205,15 +215,24 @@ type ReindexProgress struct {
 // atomic alias action, then deletes the indexes it replaced: searches keep
 // answering from the old index until the new one is complete. docs calls
 // yield with each batch of documents; total is their number, for progress.
-func (b *Backend) Reindex(ctx context.Context, total int, docs func(yield func([]search.IndexDoc) error) error, progress func(ReindexProgress)) (string, error) {
+// With e, the embedder of the documents' vectors, the new index is
+// calibrated (search.Calibrate, on a sample of the documents) before the
+// swap, and the calibration kept in its _meta, where searchers read it.
+func (b *Backend) Reindex(ctx context.Context, e search.Embedder, total int, docs func(yield func([]search.IndexDoc) error) error, progress func(ReindexProgress)) (string, error) {
 	name := b.versionedName(time.Now())
 	if err := b.createIndex(ctx, name); err != nil {
 		return "", err
 	}
+	sample := search.NewSample(uint64(total))
 	done := 0
 	err := docs(func(batch []search.IndexDoc) error {
 		if err := b.upsertInto(ctx, name, batch, nil); err != nil {
 			return err
+		}
+		if e != nil {
+			for _, d := range batch {
+				sample.Add(d)
+			}
 		}
 		done += len(batch)
 		if progress != nil {
@@ -221,6 +240,9 @@ func (b *Backend) Reindex(ctx context.Context, total int, docs func(yield func([
 		}
 		return nil
 	})
+	if err == nil && e != nil {
+		err = b.calibrate(ctx, name, e, sample.Docs())
+	}
 	if err != nil {
 		_ = b.do(context.WithoutCancel(ctx), http.MethodDelete, "/"+name, nil, nil, nil) // leave nothing half built
 		return "", fmt.Errorf("opensearch: reindex into %s: %w", name, err)
@@ -245,6 +267,39 @@ func (b *Backend) Reindex(ctx context.Context, total int, docs func(yield func([
 		}
 	}
 	return name, nil
+}
+
+// calibrate measures e's chance level on docs (a sample of the index's
+// documents) and records it in the _meta of index name (PUT _mapping
+// replaces the whole _meta: the embedder and schema are written again).
+func (b *Backend) calibrate(ctx context.Context, name string, e search.Embedder, docs []search.IndexDoc) error {
+	vocab := map[string]bool{}
+	for _, d := range docs {
+		for _, t := range b.analyzer.Terms(d.Title + " " + strings.Join(d.Body, " ") + " " + strings.Join(d.Labels, " ")) {
+			vocab[t] = true
+		}
+	}
+	known := func(word string) bool {
+		for _, t := range b.analyzer.Terms(word) {
+			if vocab[t] {
+				return true
+			}
+		}
+		return false
+	}
+	cal, err := search.Calibrate(ctx, e, docs, known)
+	if err != nil && ctx.Err() == nil {
+		// The index is whole without it: the searches keep the embedder's
+		// default thresholds until the next reindex calibrates.
+		slog.Default().Warn("opensearch: cannot calibrate the embedder; its default thresholds hold until the next reindex", "index", name, "error", err)
+		return nil
+	}
+	if err != nil || cal == nil {
+		return err
+	}
+	return b.do(ctx, http.MethodPut, "/"+name+"/_mapping", nil, mustJSON(map[string]any{
+		"_meta": meta(b.embedder, cal),
+	}), nil)
 }
 
 // aliasIndexes lists the indexes behind the alias (none when it does not exist).
@@ -277,7 +332,7 @@ func (b *Backend) ReindexData(ctx context.Context, d *doclib.DataSet, e search.E
 	if b.embedder != "" && e.ID() != b.embedder {
 		return "", fmt.Errorf("opensearch: the backend is for embedder %q, not %q", b.embedder, e.ID())
 	}
-	return b.Reindex(ctx, len(d.Documents), func(yield func([]search.IndexDoc) error) error {
+	return b.Reindex(ctx, e, len(d.Documents), func(yield func([]search.IndexDoc) error) error {
 		return search.DocsFromData(ctx, d, e, 0, yield)
 	}, progress)
 }

@@ -56,10 +56,21 @@ const (
 // The index's _meta: the embedder of its vectors and the version of this
 // mapping (raised when a change needs a reindex).
 const (
-	metaEmbedder  = "embedder"
-	metaSchema    = "schema"
-	schemaVersion = 1
+	metaEmbedder    = "embedder"
+	metaSchema      = "schema"
+	metaCalibration = "calibration"
+	schemaVersion   = 1
 )
+
+// meta is an index's _meta: its embedder and mapping version, and the
+// calibration of its embedder when a reindex measured one.
+func meta(embedder string, cal *search.Calibration) map[string]any {
+	m := map[string]any{metaEmbedder: embedder, metaSchema: schemaVersion}
+	if cal != nil {
+		m[metaCalibration] = cal
+	}
+	return m
+}
 
 // Mapping returns the body that creates an index for vectors of dims
 // dimensions made by the embedder with the given ID, which the index records
@@ -89,7 +100,7 @@ func Mapping(dims int, embedder string) map[string]any {
 		},
 		"mappings": map[string]any{
 			"dynamic": "strict",
-			"_meta":   map[string]any{metaEmbedder: embedder, metaSchema: schemaVersion},
+			"_meta":   meta(embedder, nil),
 			"_source": map[string]any{"excludes": []string{fieldRecordings}},
 			"properties": map[string]any{
 				fieldID:             keyword,

@@ -95,6 +95,10 @@ func TestQueryBodiesGolden(t *testing.T) {
 	noRec := query("reset password", search.Filter{}, 0, 20)
 	noRec.NoRecordings = true
 	golden(t, "query-no-recordings.json", matchBody(noRec, []string{"reset", "password"}))
+	// No embedding (the embedder failed or was late): no k-NN clause at all.
+	noMeaning := query("reset password", search.Filter{}, 0, 20)
+	noMeaning.NoMeaning = true
+	golden(t, "query-no-meaning.json", matchBody(noMeaning, []string{"reset", "password"}))
 	golden(t, "most-active.json", mostActiveBody(query("x", search.Filter{}, 0, 20), search.Filter{}))
 	golden(t, "most-active-filtered.json", mostActiveBody(query("x", search.Filter{}, 40, 20), search.Filter{Category: "Accounts", Tag: "security"}))
 }
@@ -366,7 +370,7 @@ func TestReindexSwapsTheAlias(t *testing.T) {
 	})
 	doc := search.IndexDoc{Doc: search.Doc{ID: "doc_1"}, Vector: []float32{1, 0, 0, 0}}
 	var seen []ReindexProgress
-	name, err := b.Reindex(context.Background(), 2, func(yield func([]search.IndexDoc) error) error {
+	name, err := b.Reindex(context.Background(), nil, 2, func(yield func([]search.IndexDoc) error) error {
 		if err := yield([]search.IndexDoc{doc}); err != nil {
 			return err
 		}
@@ -397,7 +401,7 @@ func TestFailedReindexLeavesTheOldIndex(t *testing.T) {
 	b, c := fakeCluster(t, func(r *http.Request, body []byte) (int, string) {
 		return 200, `{"acknowledged":true}`
 	})
-	_, err := b.Reindex(context.Background(), 1, func(yield func([]search.IndexDoc) error) error {
+	_, err := b.Reindex(context.Background(), nil, 1, func(yield func([]search.IndexDoc) error) error {
 		return errors.New("embedder down")
 	}, nil)
 	if err == nil || !strings.Contains(err.Error(), "embedder down") {

@@ -34,7 +34,7 @@ func TestSuiteOnARealCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 		ctx := context.Background()
-		if _, err := b.Reindex(ctx, len(d.Documents), func(yield func([]search.IndexDoc) error) error {
+		if _, err := b.Reindex(ctx, nil, len(d.Documents), func(yield func([]search.IndexDoc) error) error {
 			return search.DocsFromData(ctx, d, e, 100, yield)
 		}, nil); err != nil {
 			t.Fatal(err)

@@ -163,6 +163,24 @@ func (f *Follower) markChecked() {
 	f.checked.Store(&t)
 }
 
+// Calibration implements search.Calibrated: the calibration of the
+// manifest in service (nil when it has none, or nothing is in service).
+func (f *Follower) Calibration() *search.Calibration {
+	if s := f.cur.Load(); s != nil && s.Err == nil {
+		if c, ok := s.backend.(search.Calibrated); ok {
+			return c.Calibration()
+		}
+	}
+	return nil
+}
+
+// Prepare implements search.Preparer: a newer manifest, when one is due to
+// be looked for, is in service before the searcher settles the rules.
+func (f *Follower) Prepare(ctx context.Context) error {
+	f.maybeRefresh(ctx)
+	return nil
+}
+
 // backend checks the manifest if due, then returns the index in service.
 func (f *Follower) backend(ctx context.Context) (search.Backend, error) {
 	f.maybeRefresh(ctx)
@@ -250,7 +268,7 @@ func (f *Follower) refresh(ctx context.Context) error {
 		byKey[sg.ref.Key] = sg
 	}
 	f.cur.Store(&serving{State: State{Sequence: m.Sequence, Documents: index.Len(), Segments: len(segs)}, etag: obj.ETag,
-		segs: byKey, backend: search.Local{Retriever: index}})
+		segs: byKey, backend: search.Local{Retriever: index, Cal: m.Calibration}})
 	f.logger().Info("snapshot: in service", "sequence", m.Sequence, "documents", index.Len(), "segments", len(segs),
 		"read", len(missing), "bytes_read", read, "load", loaded, "fold", time.Since(start)-loaded)
 	return nil

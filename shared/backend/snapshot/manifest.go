@@ -67,8 +67,14 @@ type Manifest struct {
 	// ReadFile, which checks its size and digest first. It was added after
 	// format 1 was fixed: a reader that needs it and finds none builds the
 	// index again, and readers that do not need it ignore it.
-	EmbedderFile *FileRef     `json:"embedder_file,omitempty"`
-	Segments     []SegmentRef `json:"segments"`
+	EmbedderFile *FileRef `json:"embedder_file,omitempty"`
+	// Calibration, when set, is what a whole publish (a reindex) measured
+	// of the embedder on the documents (search.Calibrate): the search
+	// instances take their thresholds from it. Later publishes carry it
+	// over. Added after format 1 was fixed, as EmbedderFile was: a reader
+	// that finds none keeps the embedder's default thresholds.
+	Calibration *search.Calibration `json:"calibration,omitempty"`
+	Segments    []SegmentRef        `json:"segments"`
 	// Retired are segments that earlier manifests named and this one does
 	// not (merged, or replaced by a reindex), with when they were dropped:
 	// the writer deletes each once RetireAfter has passed, when a search
@@ -321,6 +327,11 @@ func (m *Manifest) check() error {
 	for _, r := range m.Retired {
 		if !strings.HasPrefix(r.Key, SegmentPrefix) || seen[r.Key] {
 			return fmt.Errorf("snapshot: the manifest retires %q: %w", r.Key, ErrCorrupt)
+		}
+	}
+	if m.Calibration != nil {
+		if err := m.Calibration.Check(); err != nil {
+			return fmt.Errorf("snapshot: the manifest's calibration: %v: %w", err, ErrCorrupt)
 		}
 	}
 	if m.EmbedderFile != nil {

@@ -230,6 +230,27 @@ func (w *Writer) publishWhole(ctx context.Context, docs []search.IndexDoc) error
 		}
 		segs, refs = append(segs, sg), append(refs, sg.ref)
 	}
+	// The whole corpus is here: measure the embedder's chance level on it,
+	// for the search instances' thresholds. A word of any segment is a
+	// word of the corpus.
+	known := func(word string) bool {
+		for _, sg := range segs {
+			if sg.x.Knows(word) {
+				return true
+			}
+		}
+		return false
+	}
+	cal, err := search.Calibrate(ctx, w.Embedder, docs, known)
+	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		// The index is whole without it: the searches keep the embedder's
+		// default thresholds until the next reindex calibrates.
+		w.logger().Warn("snapshot: cannot calibrate the embedder; its default thresholds hold until the next reindex", "error", err)
+	}
+	w.man.Calibration = cal
 	if err := w.publishManifest(ctx, refs); err != nil {
 		return err
 	}
@@ -353,6 +374,9 @@ func (w *Writer) publishManifest(ctx context.Context, segs []SegmentRef) error {
 	now := w.now().UTC()
 	m := Manifest{Format: ManifestFormat, Sequence: w.man.Sequence + 1, Embedder: w.Embedder.ID(), Dimensions: w.Embedder.Dimensions(),
 		SegmentFormat: localsearch.SegmentFormat, Source: w.Source, EmbedderFile: w.EmbedderFile, Segments: segs, WrittenAt: now}
+	if c := w.man.Calibration; c != nil && c.Embedder == w.Embedder.ID() {
+		m.Calibration = c // measured by the last whole publish, kept until the next
+	}
 	live := map[string]bool{}
 	for _, s := range segs {
 		m.Documents += s.Documents
