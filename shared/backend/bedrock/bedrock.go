@@ -1,8 +1,9 @@
 // Package bedrock is a search.Embedder on Amazon Bedrock's Titan Text
 // Embeddings V2 (InvokeModel, one text per call).
 //
-// Titan V2 takes a single text per request, so Embed runs Config.Concurrency
-// calls at a time. Empty (or whitespace-only) texts are not sent: they get a
+// Titan V2 takes a single text per request, so Embed runs up to
+// Config.Concurrency calls at a time: from one, growing while answers come
+// fast and halving when Bedrock throttles (embedcall.Pacer). Empty (or whitespace-only) texts are not sent: they get a
 // zero vector, as search.Embedder promises, because the model rejects empty
 // input and a blank one carries no meaning to match.
 // Throttling is retried twice over: by the AWS SDK's retryer inside each call,
@@ -112,8 +113,10 @@ type Config struct {
 	// Dimensions is the vector length asked of the model: 256, 512 or 1024;
 	// 0 means DefaultDimensions.
 	Dimensions int
-	// Concurrency is the number of InvokeModel calls in flight for one Embed
-	// call; 0 means DefaultConcurrency.
+	// Concurrency is the most InvokeModel calls in flight for the
+	// embedder, over all its Embed calls; 0 means DefaultConcurrency. It
+	// starts at one, doubles per round of fast answers and halves when
+	// Bedrock throttles.
 	Concurrency int
 	// MaxInputChars is the length, in characters, beyond which a text is cut
 	// before it is sent, preferably at a whitespace near the limit, rather
@@ -142,6 +145,7 @@ type Embedder struct {
 	concurrency   int
 	maxInputChars int
 	maxRetries    int
+	pacer         *embedcall.Pacer
 
 	// sleep and random are fields rather than calls to time and math/rand so
 	// that tests can observe the backoff without waiting for it.
@@ -286,6 +290,10 @@ func build(cfg Config) (*Embedder, error) {
 		random:        rand.Float64,
 	}
 	e.maxRetries = max(e.maxRetries, 0)
+	// One text a call, and no deadline or retry of the pacer's: the SDK's
+	// client bounds each attempt, and embedOne retries with its own
+	// backoff, telling the pacer when Bedrock throttles.
+	e.pacer = embedcall.NewPacer("bedrock", embedcall.Limits{MaxBatch: 1, MaxConcurrency: e.concurrency})
 	return e, nil
 }
 
@@ -313,20 +321,31 @@ func (e *Embedder) Dimensions() int { return e.dims }
 func (e *Embedder) ID() string { return e.id }
 
 // Embed returns one unit-length vector per text, in order. Empty and
-// whitespace-only texts get a zero vector without a call. Calls run
-// Concurrency at a time; the first failure cancels the rest. Throttling and
-// outages that outlast the retries wrap search.ErrEmbedder.
+// whitespace-only texts get a zero vector without a call. Calls run up to
+// Concurrency at a time, fewer while Bedrock throttles; the first failure
+// cancels the rest. Throttling and outages that outlast the retries wrap
+// search.ErrEmbedder.
 func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	f := embedcall.Fanout{Name: "bedrock", Dims: e.dims, BatchSize: 1, Concurrency: e.concurrency,
-		Skip: func(t string) bool { return strings.TrimSpace(t) == "" }}
-	return f.Embed(ctx, texts, func(ctx context.Context, pos []int, batch []string) ([][]float32, error) {
-		v, err := e.embedOne(ctx, batch[0])
-		if err != nil {
-			return nil, fmt.Errorf("bedrock: embed texts[%d]: %w", pos[0], err)
-		}
-		return [][]float32{v}, nil
-	})
+	return e.EmbedEach(ctx, texts, nil)
 }
+
+// EmbedEach is Embed that tells each every vector as it comes
+// (embedcall.Streamer), so that a cache keeps it before the call ends.
+func (e *Embedder) EmbedEach(ctx context.Context, texts []string, each embedcall.Each) ([][]float32, error) {
+	return e.pacer.Embed(ctx, texts, embedcall.Job{Dims: e.dims, Skip: func(t string) bool { return strings.TrimSpace(t) == "" },
+		Send: func(ctx context.Context, c embedcall.Call, batch []string) ([][]float32, error) {
+			v, err := e.embedOne(ctx, batch[0], c.Throttled)
+			if err != nil {
+				return nil, err
+			}
+			return [][]float32{v}, nil
+		},
+		Each: each,
+		Wrap: func(pos []int, err error) error { return fmt.Errorf("bedrock: embed texts[%d]: %w", pos[0], err) }})
+}
+
+// Stats says what the embedder's calls did, and where their pacing stands.
+func (e *Embedder) Stats() embedcall.Stats { return e.pacer.Stats() }
 
 // backoff is the wait before retry attempt+1: exponential, with the upper
 // half jittered so that callers throttled together do not return together.

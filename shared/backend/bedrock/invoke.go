@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
@@ -64,8 +65,9 @@ func (a *apiError) Unwrap() error { return a.err }
 
 // embedOne embeds one non-empty text, retrying what may pass on a later call,
 // and returns its unit-length vector. A text the model finds too many tokens
-// in is cut shorter and sent again, at most maxTokenCuts times.
-func (e *Embedder) embedOne(ctx context.Context, text string) ([]float32, error) {
+// in is cut shorter and sent again, at most maxTokenCuts times. throttled is
+// told when Bedrock throttles, before the backoff.
+func (e *Embedder) embedOne(ctx context.Context, text string, throttled func()) ([]float32, error) {
 	text = cut(text, e.maxInputChars)
 	in := &bedrockruntime.InvokeModelInput{
 		ModelId:     aws.String(e.model),
@@ -107,6 +109,9 @@ func (e *Embedder) embedOne(ctx context.Context, text string) ([]float32, error)
 		}
 		if !retryable(err) {
 			return nil, e.fatal(err, text)
+		}
+		if isThrottling(err) {
+			throttled()
 		}
 		if retries >= e.maxRetries {
 			return nil, fmt.Errorf("%w: model %q still throttled or failing after %d attempts: %w",
@@ -234,6 +239,26 @@ func retryable(err error) bool {
 	// No answer at all: the SDK's own judgement of connection errors and
 	// timeouts (and not of a cancelled context, which it rules out).
 	return retry.IsErrorRetryables(retry.DefaultRetryables).IsErrorRetryable(err) == aws.TrueTernary
+}
+
+// isThrottling tells the failures that say Bedrock is busy: throttling,
+// a service unavailable, a 429 or a 503. Fewer calls should go at once.
+func isThrottling(err error) bool {
+	var (
+		throttling  *types.ThrottlingException
+		unavailable *types.ServiceUnavailableException
+	)
+	if errors.As(err, &throttling) || errors.As(err, &unavailable) {
+		return true
+	}
+	var api smithy.APIError
+	if errors.As(err, &api) {
+		if _, ok := retry.DefaultThrottleErrorCodes[api.ErrorCode()]; ok {
+			return true
+		}
+	}
+	status := httpStatus(err)
+	return status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable
 }
 
 // httpStatus is the status of the service's answer, or 0 when there was none.

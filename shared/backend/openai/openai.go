@@ -10,7 +10,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strings"
@@ -22,16 +21,28 @@ import (
 
 // Defaults for the zero values of Config.
 const (
-	DefaultBatchSize   = 64
+	// DefaultBatchSize is the most texts per request: a hosted API answers
+	// 64 texts about as fast as one, and a slow server gets fewer (the
+	// batch carries embedcall.Target's worth of its measured throughput).
+	DefaultBatchSize = 64
+	// DefaultConcurrency is the most requests in flight: the pacer starts
+	// at one and grows while answers come fast.
 	DefaultConcurrency = 4
-	DefaultTimeout     = 30 * time.Second
-	DefaultMaxRetries  = 4
+	// DefaultTimeout bounds a query-sized request: a query embeds in well
+	// under a second even on a laptop's CPU, and a search falls back to
+	// words sooner still. Bulk requests get more, as their size and the
+	// measured throughput require.
+	DefaultTimeout = 10 * time.Second
+	// DefaultMaxRetries is the retries of a query-sized request; bulk
+	// batches are retried for embedcall.Patience.
+	DefaultMaxRetries = 4
 )
 
 const (
 	// baseBackoff doubles per retry: 0.5 s, 1 s, 2 s, 4 s with the default
-	// four retries, about 7 s in all, which rides out a brief overload without
-	// holding a search request hostage for long.
+	// four retries of a query-sized request, about 7 s in all, which rides
+	// out a brief overload without holding a search request hostage for
+	// long; a bulk batch goes on doubling up to maxBackoff.
 	baseBackoff = 500 * time.Millisecond
 	maxBackoff  = 30 * time.Second
 	// maxRetryAfter bounds a server's Retry-After so that a misbehaving proxy
@@ -61,20 +72,29 @@ type Config struct {
 	// models that can shorten their vectors (OpenAI's text-embedding-3). It
 	// needs Dimensions set.
 	RequestDimensions bool
-	// BatchSize is the number of texts per request; 0 means DefaultBatchSize.
+	// BatchSize is the most texts per request; 0 means DefaultBatchSize.
+	// Fewer go to a server too slow to answer that many within
+	// embedcall.Target (docs/search.md, "Embedders").
 	BatchSize int
-	// Concurrency is the number of requests in flight for one Embed call; 0
-	// means DefaultConcurrency.
+	// Concurrency is the most requests in flight for the embedder, over
+	// all its Embed calls; 0 means DefaultConcurrency. It starts at one,
+	// grows while answers come fast and halves when they come slow, time
+	// out, or say the server is busy.
 	Concurrency int
-	// Timeout bounds each HTTP attempt (not the whole call, which the context
-	// bounds); 0 means DefaultTimeout.
+	// Timeout bounds each attempt of a query-sized request (at most
+	// embedcall.QueryTexts texts), and is the least a bulk request gets,
+	// which is given three times what its texts and those ahead of it take
+	// at the measured throughput; 0 means DefaultTimeout. The context
+	// bounds the whole call.
 	Timeout time.Duration
-	// MaxRetries is the number of retries after a throttled, failed or
-	// unanswered request; 0 means DefaultMaxRetries and a negative value
-	// turns retries off.
+	// MaxRetries is the number of retries of a query-sized request after a
+	// throttled, failed or unanswered attempt; 0 means DefaultMaxRetries
+	// and a negative value turns them off. Bulk batches are retried for
+	// embedcall.Patience whatever it says, unless it is negative.
 	MaxRetries int
 	// HTTPClient, when set, replaces the client New builds, e.g. to add a
-	// proxy or custom TLS roots. Its Timeout should be 0 or above Timeout.
+	// proxy or custom TLS roots. Its Timeout should be 0: each request's
+	// time is the pacer's, and a bulk request may get minutes.
 	HTTPClient *http.Client
 }
 
@@ -88,16 +108,8 @@ type Embedder struct {
 	requestDims bool
 	dims        int
 	id          string
-	batchSize   int
-	concurrency int
-	timeout     time.Duration
-	maxRetries  int
 	client      *http.Client
-
-	// sleep and random are fields rather than calls to time and math/rand so
-	// that tests can observe the backoff without waiting for it.
-	sleep  func(ctx context.Context, d time.Duration) error
-	random func() float64
+	pacer       *embedcall.Pacer
 }
 
 var _ search.Embedder = (*Embedder)(nil)
@@ -140,6 +152,23 @@ func build(cfg Config) (*Embedder, error) {
 		return nil, fmt.Errorf("openai: Config.Timeout is %s; set it to a positive duration, or 0 for %s", cfg.Timeout, DefaultTimeout)
 	}
 
+	lim := embedcall.Limits{
+		MaxBatch:       orDefault(cfg.BatchSize, DefaultBatchSize),
+		MaxConcurrency: orDefault(cfg.Concurrency, DefaultConcurrency),
+		Timeout:        cfg.Timeout,
+		MaxRetries:     cfg.MaxRetries,
+		BaseBackoff:    baseBackoff,
+		MaxBackoff:     maxBackoff,
+	}
+	if lim.Timeout == 0 {
+		lim.Timeout = DefaultTimeout
+	}
+	switch {
+	case lim.MaxRetries == 0:
+		lim.MaxRetries = DefaultMaxRetries
+	case lim.MaxRetries < 0:
+		lim.MaxRetries = 0
+	}
 	e := &Embedder{
 		endpoint:    endpoint,
 		shownURL:    shown,
@@ -147,28 +176,14 @@ func build(cfg Config) (*Embedder, error) {
 		apiKey:      strings.TrimSpace(cfg.APIKey),
 		requestDims: cfg.RequestDimensions,
 		dims:        cfg.Dimensions,
-		batchSize:   orDefault(cfg.BatchSize, DefaultBatchSize),
-		concurrency: orDefault(cfg.Concurrency, DefaultConcurrency),
-		timeout:     cfg.Timeout,
-		maxRetries:  cfg.MaxRetries,
 		client:      cfg.HTTPClient,
-		sleep:       embedcall.Sleep,
-		random:      rand.Float64,
-	}
-	if e.timeout == 0 {
-		e.timeout = DefaultTimeout
-	}
-	switch {
-	case e.maxRetries == 0:
-		e.maxRetries = DefaultMaxRetries
-	case e.maxRetries < 0:
-		e.maxRetries = 0
+		pacer:       embedcall.NewPacer("openai", lim),
 	}
 	if e.client == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		// Without this, Concurrency parallel requests would keep only two
 		// idle connections and re-dial (and re-handshake TLS) the rest.
-		t.MaxIdleConnsPerHost = max(e.concurrency, 2)
+		t.MaxIdleConnsPerHost = max(lim.MaxConcurrency, 2)
 		e.client = &http.Client{Transport: t}
 	}
 	e.id = "openai/" + model
@@ -217,7 +232,7 @@ func (e *Embedder) learnDimensions(ctx context.Context) error {
 	if e.dims != 0 {
 		return nil
 	}
-	vs, err := e.embedBatch(ctx, []string{probeText})
+	vs, err := e.pacer.Embed(ctx, []string{probeText}, embedcall.Job{Skip: func(string) bool { return false }, Send: e.post})
 	if err != nil {
 		return fmt.Errorf("openai: learn the dimensions of model %q: %w", e.model, err)
 	}
@@ -233,16 +248,26 @@ func (e *Embedder) Dimensions() int { return e.dims }
 func (e *Embedder) ID() string { return e.id }
 
 // Embed returns one unit-length vector per text, in order. Empty texts get a
-// zero vector without a request. Batches run Concurrency at a time; the first
-// failure cancels the rest. Provider outages wrap search.ErrEmbedder.
+// zero vector without a request. The others go in batches paced to the
+// server (embedcall.Pacer); the first failure that retries cannot cure
+// cancels the rest. Provider outages wrap search.ErrEmbedder.
 func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	f := embedcall.Fanout{Name: "openai", Dims: e.dims, BatchSize: e.batchSize, Concurrency: e.concurrency,
-		Skip: func(t string) bool { return t == "" }}
-	return f.Embed(ctx, texts, func(ctx context.Context, _ []int, batch []string) ([][]float32, error) {
-		vs, err := e.embedBatch(ctx, batch)
-		if err != nil {
-			return nil, fmt.Errorf("openai: embed batch of %d: %w", len(batch), err)
-		}
-		return vs, nil
-	})
+	return e.EmbedEach(ctx, texts, nil)
 }
+
+// EmbedEach is Embed that tells each the vectors of every batch as it is
+// answered (embedcall.Streamer), so that a cache keeps them before the call
+// ends and a progress line moves with them.
+func (e *Embedder) EmbedEach(ctx context.Context, texts []string, each embedcall.Each) ([][]float32, error) {
+	return e.pacer.Embed(ctx, texts, embedcall.Job{Dims: e.dims, Skip: func(t string) bool { return t == "" },
+		Send: e.post, Each: each,
+		Wrap: func(pos []int, err error) error { return fmt.Errorf("openai: embed batch of %d: %w", len(pos), err) }})
+}
+
+// Stats says what the embedder's requests did, and where their pacing
+// stands.
+func (e *Embedder) Stats() embedcall.Stats { return e.pacer.Stats() }
+
+// Pacer is the embedder's pacer, for tests that stand in for its clock or
+// its sleeps.
+func (e *Embedder) Pacer() *embedcall.Pacer { return e.pacer }

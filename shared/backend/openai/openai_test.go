@@ -146,8 +146,8 @@ func newTestEmbedder(t *testing.T, cfg Config) (*Embedder, *embedtest.Sleeps, er
 		t.Fatalf("build: %v", err)
 	}
 	s := &embedtest.Sleeps{}
-	e.sleep = s.Sleep
-	e.random = func() float64 { return 0.5 }
+	e.pacer.Sleep = s.Sleep
+	e.pacer.Random = func() float64 { return 0.5 }
 	return e, s, e.learnDimensions(context.Background())
 }
 
@@ -260,8 +260,8 @@ func TestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.batchSize != DefaultBatchSize || e.concurrency != DefaultConcurrency || e.timeout != DefaultTimeout || e.maxRetries != DefaultMaxRetries {
-		t.Errorf("defaults = %d, %d, %s, %d", e.batchSize, e.concurrency, e.timeout, e.maxRetries)
+	if l := e.pacer.Limits(); l.MaxBatch != DefaultBatchSize || l.MaxConcurrency != DefaultConcurrency || l.Timeout != DefaultTimeout || l.MaxRetries != DefaultMaxRetries {
+		t.Errorf("defaults = %+v", l)
 	}
 	if e.endpoint != "http://user:secret@localhost:11434/v1/embeddings?x=1" {
 		t.Errorf("endpoint = %q", e.endpoint)
@@ -269,8 +269,8 @@ func TestDefaults(t *testing.T) {
 	if strings.Contains(e.shownURL, "secret") || strings.Contains(e.shownURL, "x=1") {
 		t.Errorf("shown URL %q keeps credentials or query", e.shownURL)
 	}
-	if e, _ := build(Config{BaseURL: "http://localhost/v1", Model: "m", MaxRetries: -1}); e.maxRetries != 0 {
-		t.Errorf("MaxRetries -1 gives %d retries, want 0", e.maxRetries)
+	if e, _ := build(Config{BaseURL: "http://localhost/v1", Model: "m", MaxRetries: -1}); e.pacer.Limits().MaxRetries != 0 {
+		t.Errorf("MaxRetries -1 gives %d retries, want 0", e.pacer.Limits().MaxRetries)
 	}
 }
 
@@ -280,13 +280,10 @@ func TestEmbedBatchesInOrder(t *testing.T) {
 	var mu sync.Mutex
 	var finished []string // first input of each request, in order of completion
 	srv := newFakeServer(t, func(w http.ResponseWriter, _ *http.Request, req wireRequest) {
-		// The batch holding the first texts answers last, so completion
-		// order is not input order.
-		switch req.Input[0] {
-		case in[0]:
+		// The first full batch answers last, so completion order is
+		// not input order.
+		if req.Input[0] == in[8] {
 			time.Sleep(150 * time.Millisecond)
-		case in[64]:
-			time.Sleep(50 * time.Millisecond)
 		}
 		answer(w, req, dims, true)
 		mu.Lock()
@@ -310,9 +307,11 @@ func TestEmbedBatchesInOrder(t *testing.T) {
 		sizes = append(sizes, len(r.Input))
 		sent = append(sent, r.Input...)
 	}
+	// StartBatch texts until the throughput is known; then BatchSize,
+	// since a fast server answers 64 texts well within the pacer's Target.
 	slices.Sort(sizes)
-	if !slices.Equal(sizes, []int{22, 64, 64}) {
-		t.Errorf("batch sizes %v, want 64, 64, 22", sizes)
+	if !slices.Equal(sizes, []int{8, 14, 64, 64}) {
+		t.Errorf("batch sizes %v, want 8, 64, 64, 14", sizes)
 	}
 	slices.Sort(sent)
 	if !slices.Equal(sent, in) {
@@ -320,8 +319,8 @@ func TestEmbedBatchesInOrder(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(finished) != 3 || finished[2] != in[0] {
-		t.Errorf("completion order %v; the test meant the first batch to finish last", finished)
+	if len(finished) != 4 || finished[3] != in[8] {
+		t.Errorf("completion order %v; the test meant the first full batch to finish last", finished)
 	}
 }
 

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
+
 	"fmt"
 	"io"
 	"math"
@@ -44,16 +44,6 @@ type embedResponse struct {
 	Error json.RawMessage `json:"error"`
 }
 
-// retryableError marks an attempt whose failure another attempt may cure.
-type retryableError struct {
-	err error
-	// wait is the server's Retry-After, or negative when it gave none.
-	wait time.Duration
-}
-
-func (r *retryableError) Error() string { return r.err.Error() }
-func (r *retryableError) Unwrap() error { return r.err }
-
 // statusError is a non-2xx answer.
 type statusError struct {
 	status int
@@ -62,9 +52,10 @@ type statusError struct {
 
 func (s *statusError) Error() string { return s.msg }
 
-// embedBatch sends texts in one request, retrying what may pass on a later
-// attempt, and returns their unit-length vectors in order.
-func (e *Embedder) embedBatch(ctx context.Context, texts []string) ([][]float32, error) {
+// post makes one attempt at embedding texts, within ctx's deadline (the
+// pacer's), and returns their unit-length vectors in order. A failure that a
+// later attempt may cure is an *embedcall.Retryable.
+func (e *Embedder) post(ctx context.Context, _ embedcall.Call, texts []string) ([][]float32, error) {
 	req := embedRequest{Model: e.model, Input: texts, EncodingFormat: "float"}
 	if e.requestDims {
 		req.Dimensions = e.dims
@@ -73,61 +64,25 @@ func (e *Embedder) embedBatch(ctx context.Context, texts []string) ([][]float32,
 	if err != nil {
 		return nil, fmt.Errorf("encode the request: %w", err)
 	}
-	for attempt := 0; ; attempt++ {
-		vs, err := e.post(ctx, body, len(texts))
-		if err == nil {
-			return vs, nil
-		}
-		// A caller that gave up is not a provider outage.
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		var re *retryableError
-		if !errors.As(err, &re) {
-			return nil, err
-		}
-		if attempt >= e.maxRetries {
-			return nil, fmt.Errorf("%w: gave up after %d attempts: %w", search.ErrEmbedder, attempt+1, re.err)
-		}
-		wait := re.wait
-		if wait < 0 {
-			wait = e.backoff(attempt)
-		}
-		if err := e.sleep(ctx, wait); err != nil {
-			return nil, err
-		}
-	}
-}
-
-// backoff is the wait before retry attempt+1: exponential, with the upper
-// half jittered so that clients throttled together do not return together.
-func (e *Embedder) backoff(attempt int) time.Duration {
-	return embedcall.Backoff(attempt, baseBackoff, maxBackoff, e.random)
-}
-
-// post makes one attempt.
-func (e *Embedder) post(ctx context.Context, body []byte, n int) ([][]float32, error) {
-	actx, cancel := context.WithTimeout(ctx, e.timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(actx, http.MethodPost, e.endpoint, bytes.NewReader(body))
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, e.endpoint, bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("build the request: %w", err)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Accept", "application/json")
 	if e.apiKey != "" {
-		req.Header.Set("Authorization", "Bearer "+e.apiKey)
+		hreq.Header.Set("Authorization", "Bearer "+e.apiKey)
 	}
-	resp, err := e.client.Do(req)
+	resp, err := e.client.Do(hreq)
 	if err != nil {
-		return nil, e.transportError(ctx, actx, err)
+		return nil, transportError(err)
 	}
 	defer resp.Body.Close()
 	// Reading the whole body (not just decoding a prefix) lets the connection
 	// go back to the pool.
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
 	if err != nil {
-		return nil, e.transportError(ctx, actx, err)
+		return nil, transportError(err)
 	}
 	if len(data) > maxResponseBytes {
 		return nil, fmt.Errorf("the server's answer is larger than %d MB", maxResponseBytes>>20)
@@ -139,21 +94,18 @@ func (e *Embedder) post(ctx context.Context, body []byte, n int) ([][]float32, e
 			if !ok {
 				wait = -1
 			}
-			return nil, &retryableError{err: err, wait: wait}
+			overloaded := resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable
+			return nil, &embedcall.Retryable{Err: err, Wait: wait, Overloaded: overloaded}
 		}
 		return nil, err
 	}
-	return e.decode(data, resp.Header.Get("Content-Type"), n)
+	return e.decode(data, resp.Header.Get("Content-Type"), len(texts))
 }
 
 // transportError describes a failure to get an answer; all are retryable.
-func (e *Embedder) transportError(ctx, actx context.Context, err error) error {
-	if ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
-		// Not wrapped: callers testing for context.DeadlineExceeded mean
-		// their own deadline, not this attempt's.
-		return &retryableError{err: fmt.Errorf("no answer from %s within %s (Config.Timeout)", e.shownURL, e.timeout), wait: -1}
-	}
-	return &retryableError{err: fmt.Errorf("cannot reach the server: %w", err), wait: -1}
+// One that ran out of the pacer's time is told as such by the pacer.
+func transportError(err error) error {
+	return &embedcall.Retryable{Err: fmt.Errorf("cannot reach the server: %w", err), Wait: -1}
 }
 
 func retryableStatus(code int) bool {
