@@ -31,6 +31,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/doclib/doclib/shared/backend/embedcall"
 	"github.com/doclib/doclib/shared/search"
 )
 
@@ -80,7 +81,10 @@ type Cache struct {
 	records, dropped, tornBytes int64
 }
 
-var _ search.Embedder = (*Cache)(nil)
+var (
+	_ search.Embedder    = (*Cache)(nil)
+	_ embedcall.Streamer = (*Cache)(nil)
+)
 
 // FileName is the file of embedder id in a directory: the ID made safe for a
 // file name, and a digest of it, so that two IDs that look alike once made
@@ -219,18 +223,29 @@ func (c *Cache) Close() error {
 // Embed serves what the file holds and sends the other texts, each once, to
 // the inner embedder, storing what it returns.
 func (c *Cache) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	return c.EmbedEach(ctx, texts, nil)
+}
+
+// EmbedEach is Embed that tells each the vectors as they come: those from
+// the file at once, the others as the inner embedder answers them. When the
+// inner embedder is an embedcall.Streamer, each of its answers is stored as
+// it comes, so that a call cut short keeps what it got.
+func (c *Cache) EmbedEach(ctx context.Context, texts []string, each embedcall.Each) ([][]float32, error) {
 	out := make([][]float32, len(texts))
 	missing := map[[sha256.Size]byte][]int{} // a missing text's hash → where it goes in out
 	var todo []string
 	var hashes [][sha256.Size]byte
+	var served []int
 	for i, t := range texts {
 		if t == "" {
 			out[i] = make([]float32, c.dims)
+			served = append(served, i)
 			continue
 		}
 		h := sha256.Sum256([]byte(t))
 		if v, ok := c.lookup(h); ok {
 			out[i] = v
+			served = append(served, i)
 			c.hits.Add(1)
 			continue
 		}
@@ -240,37 +255,71 @@ func (c *Cache) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 		}
 		missing[h] = append(missing[h], i)
 	}
+	if each != nil && len(served) > 0 {
+		vs := make([][]float32, len(served))
+		for k, i := range served {
+			vs[k] = out[i]
+		}
+		each(served, vs)
+	}
 	if len(todo) == 0 {
 		return out, nil
 	}
-	vs, err := c.inner.Embed(ctx, todo)
+	var stored error // the first failure to check or store an answer
+	_, err := embedcall.EmbedEach(ctx, c.inner, todo, func(pos []int, vs [][]float32) {
+		if stored != nil {
+			return
+		}
+		if stored = c.check(len(pos), vs); stored != nil {
+			return
+		}
+		hs := make([][sha256.Size]byte, len(pos))
+		for k, j := range pos {
+			hs[k] = hashes[j]
+		}
+		// Stored as returned, so that a run served from the file gets the
+		// very bits a run without it would; the engine checks them either
+		// way.
+		if stored = c.store(hs, vs); stored != nil {
+			return
+		}
+		c.misses.Add(int64(len(pos)))
+		var at []int
+		var got [][]float32
+		for k, j := range pos {
+			for n, i := range missing[hashes[j]] {
+				v := vs[k]
+				if n > 0 {
+					v = append([]float32(nil), v...)
+				}
+				out[i] = v
+				at, got = append(at, i), append(got, v)
+			}
+		}
+		if each != nil {
+			each(at, got)
+		}
+	})
 	if err != nil {
 		return nil, fmt.Errorf("embedcache: %d texts not cached: %w", len(todo), err)
 	}
-	// Stored as returned, so that a run served from the file gets the very
-	// bits a run without it would; the engine checks them either way.
-	if len(vs) != len(todo) {
-		return nil, fmt.Errorf("embedcache: %s returned %d vectors for %d texts", c.inner.ID(), len(vs), len(todo))
+	if stored != nil {
+		return nil, stored
+	}
+	return out, nil
+}
+
+// check refuses an answer that is not n vectors of the cache's dimensions.
+func (c *Cache) check(n int, vs [][]float32) error {
+	if len(vs) != n {
+		return fmt.Errorf("embedcache: %s returned %d vectors for %d texts", c.inner.ID(), len(vs), n)
 	}
 	for _, v := range vs {
 		if len(v) != c.dims {
-			return nil, fmt.Errorf("embedcache: %s returned a vector of %d dimensions, want %d", c.inner.ID(), len(v), c.dims)
+			return fmt.Errorf("embedcache: %s returned a vector of %d dimensions, want %d", c.inner.ID(), len(v), c.dims)
 		}
 	}
-	if err := c.store(hashes, vs); err != nil {
-		return nil, err
-	}
-	c.misses.Add(int64(len(todo)))
-	for j, h := range hashes {
-		for n, i := range missing[h] {
-			if n == 0 {
-				out[i] = vs[j]
-			} else {
-				out[i] = append([]float32(nil), vs[j]...)
-			}
-		}
-	}
-	return out, nil
+	return nil
 }
 
 // lookup reads the vector of the text of hash h, if the file holds it and

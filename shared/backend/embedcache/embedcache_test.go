@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/doclib/doclib/shared/backend/embedcache"
+	"github.com/doclib/doclib/shared/backend/embedcall"
 	"github.com/doclib/doclib/shared/search"
 )
 
@@ -453,5 +454,86 @@ func flip(t *testing.T, path string, at int64) {
 	b[0] ^= 1
 	if _, err := f.WriteAt(b, at); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// streamer answers in requests of two texts, telling each as it comes, and
+// fails the request that holds failOn.
+type streamer struct {
+	*fake
+	failOn string
+}
+
+func (s *streamer) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	return s.EmbedEach(ctx, texts, func([]int, [][]float32) {})
+}
+
+func (s *streamer) EmbedEach(ctx context.Context, texts []string, each embedcall.Each) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for start := 0; start < len(texts); start += 2 {
+		pos := []int{start}
+		if start+1 < len(texts) {
+			pos = append(pos, start+1)
+		}
+		part := make([]string, len(pos))
+		for k, i := range pos {
+			part[k] = texts[i]
+		}
+		if slices.Contains(part, s.failOn) {
+			return nil, errors.New("the server went away")
+		}
+		vs, err := s.fake.Embed(ctx, part)
+		if err != nil {
+			return nil, err
+		}
+		for k, i := range pos {
+			out[i] = vs[k]
+		}
+		each(pos, vs)
+	}
+	return out, nil
+}
+
+// TestACallCutShortKeepsWhatItGot: over an embedder that tells each
+// request's vectors as they come (embedcall.Streamer), a call that fails
+// half-way has stored what came before the failure, and told it; the next
+// call sends only the rest. This is an index build interrupted and started
+// again.
+func TestACallCutShortKeepsWhatItGot(t *testing.T) {
+	dir := t.TempDir()
+	in := []string{"a", "b", "c", "d", "e", "f", "a"}
+	s := &streamer{fake: &fake{id: "model", dims: 4}, failOn: "e"}
+	c := open(t, dir, s)
+	var told []int
+	_, err := c.EmbedEach(context.Background(), in, func(pos []int, vs [][]float32) {
+		for k, i := range pos {
+			if !slices.Equal(vs[k], vector(in[i], 4)) {
+				t.Errorf("told the wrong vector for %q", in[i])
+			}
+			told = append(told, i)
+		}
+	})
+	if err == nil || !strings.Contains(err.Error(), "the server went away") {
+		t.Fatalf("error %v, want the failure", err)
+	}
+	slices.Sort(told)
+	if !slices.Equal(told, []int{0, 1, 2, 3, 6}) { // a (twice), b, c, d: the first two requests
+		t.Errorf("told %v before the failure, want 0 1 2 3 6", told)
+	}
+	c.Close()
+
+	s2 := &streamer{fake: &fake{id: "model", dims: 4}}
+	c2 := open(t, dir, s2)
+	got, err := c2.EmbedEach(context.Background(), in, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, text := range in {
+		if !slices.Equal(got[i], vector(text, 4)) {
+			t.Errorf("vector %d (%q) is not the text's", i, text)
+		}
+	}
+	if sent := s2.sent(); !slices.Equal(sent, []string{"e", "f"}) {
+		t.Errorf("the second call sent %v, want only e and f", sent)
 	}
 }
