@@ -8,9 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"time"
 
 	doclib "github.com/doclib/doclib/shared"
+	"github.com/doclib/doclib/shared/backend/embedcache"
+	"github.com/doclib/doclib/shared/backend/embedcall"
 	"github.com/doclib/doclib/shared/backend/localsearch"
 	"github.com/doclib/doclib/shared/backend/offline"
 	"github.com/doclib/doclib/shared/backend/snapshot"
@@ -32,7 +35,8 @@ const embedderKey = "snapshots/embedder.bin"
 // fails to read (a file changed, missing, or not a regular file; a fitted
 // embedder whose content is not the one the index was built with), is
 // built again and replaces it. It returns the searcher and whether the
-// index was read.
+// index was read. A model's vectors are kept in the directory too
+// (modelVectors), so that a rebuild embeds only new texts.
 func IndexDir(ctx context.Context, dir string, d *doclib.DataSet, e search.Embedder, r settings.Rules, log *slog.Logger,
 	progress func(done, total int)) (*search.Searcher, bool, error) {
 	blobs, err := snapshot.NewDir(dir)
@@ -57,7 +61,9 @@ func IndexDir(ctx context.Context, dir string, d *doclib.DataSet, e search.Embed
 		log.Warn("index directory: cannot read the manifest; building the index again", "dir", dir, "error", err)
 	}
 
-	docs, fitted, err := localsearch.IndexDocs(ctx, d, e, localsearch.Options{Progress: progress, Fit: true})
+	build, report, done := modelVectors(dir, e, progress, log)
+	defer done()
+	docs, fitted, err := localsearch.IndexDocs(ctx, d, build, localsearch.Options{Progress: report, Fit: true})
 	if err != nil {
 		return nil, false, fmt.Errorf("build the search index: %w", err)
 	}
@@ -83,6 +89,33 @@ func IndexDir(ctx context.Context, dir string, d *doclib.DataSet, e search.Embed
 	}
 	s, err := readIndexDir(ctx, blobs, e, m, r, log)
 	return s, false, err
+}
+
+// vectorsDir is where an index directory keeps a model's vectors
+// (embedcache: one file per embedder ID).
+const vectorsDir = "vectors"
+
+// modelVectors is the embedder an index directory's build embeds with, and
+// its progress: for a model (an embedder that does not fit itself to the
+// corpus, as the offline one does in process), one that keeps the model's
+// vectors in dir/vectors as each request answers, so that a build over
+// changed data, or one cut short and started again, embeds only what it has
+// not embedded before; and whose progress moves with every request. done
+// closes the vector file. A file that cannot be opened is logged, and the
+// build goes on without it.
+func modelVectors(dir string, e search.Embedder, progress func(done, total int), log *slog.Logger) (search.Embedder, func(done, total int), func()) {
+	if _, fits := e.(search.Fitter); fits {
+		return e, progress, func() {}
+	}
+	var build search.Embedder = e
+	done := func() {}
+	if c, err := embedcache.Open(filepath.Join(dir, vectorsDir), e); err != nil {
+		log.Warn("index directory: cannot keep the model's vectors; embedding every text", "dir", dir, "error", err)
+	} else {
+		build, done = c, func() { c.Close() }
+	}
+	m := embedcall.NewMeter(build, progress)
+	return m, m.Report, done
 }
 
 // readIndexDir serves the index m names, with the embedder it was made

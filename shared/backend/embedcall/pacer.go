@@ -425,7 +425,9 @@ func (p *Pacer) bulk(ctx context.Context, texts []string, pending []int, out [][
 				}
 			case r.again != nil:
 				again = append(r.again, again...)
-			case first == nil:
+			default:
+				// Told even after a failure: the vectors are good, and a
+				// cache keeps them for the next call.
 				deliver(r.b.pos, r.vs, out, j.Each)
 			}
 		case <-wake:
