@@ -59,6 +59,13 @@ const (
 	// EnvEmbedAPIKey is the OpenAI-compatible server's key: never a flag,
 	// since flags show in process lists.
 	EnvEmbedAPIKey = "DOCLIB_EMBED_API_KEY"
+	// EnvEmbedBatch, EnvEmbedConcurrency and EnvEmbedTimeout bound how the
+	// embedder paces its requests (embedcall.Pacer): the most texts a
+	// request, the most requests at once, and the time of a query-sized
+	// request, which is also the least any request gets.
+	EnvEmbedBatch       = "DOCLIB_EMBED_BATCH"
+	EnvEmbedConcurrency = "DOCLIB_EMBED_CONCURRENCY"
+	EnvEmbedTimeout     = "DOCLIB_EMBED_TIMEOUT"
 )
 
 // The OpenSearch cluster (OpenSearch.Flags).

@@ -46,6 +46,13 @@ type Embedder struct {
 	Dimensions int
 	// Region is Bedrock's (AWS_REGION when empty).
 	Region string
+	// Batch, Concurrency and Timeout bound the pacing of the requests
+	// (embedcall.Pacer): the most texts a request (openai; Bedrock takes
+	// one), the most requests at once, and the time of a query-sized
+	// request, the least any request gets (openai). 0 takes the
+	// embedder's default.
+	Batch, Concurrency int
+	Timeout            time.Duration
 
 	envErr error
 }
@@ -74,6 +81,31 @@ func (e *Embedder) Flags(fs FlagSet, getenv func(string) string) {
 	fs.IntVar(&e.Dimensions, "embed-dimensions", dims,
 		"ask the model for `N` dimensions (bedrock: 256, 512 or 1024; OpenAI text-embedding-3 models); 0 takes the model's default (env "+EnvEmbedDimensions+")")
 	e.APIKey = getenv(EnvEmbedAPIKey)
+	whole := func(key string) int {
+		v := getenv(key)
+		if v == "" {
+			return 0
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil && e.envErr == nil {
+			e.envErr = fmt.Errorf("%s=%q is not a whole number", key, v)
+		}
+		return n
+	}
+	fs.IntVar(&e.Batch, "embed-batch", whole(EnvEmbedBatch),
+		"at most `N` texts in one request to the embedder (openai; bedrock sends one): a slow server gets fewer (docs/search.md); 0 takes 64 (env "+EnvEmbedBatch+")")
+	fs.IntVar(&e.Concurrency, "embed-concurrency", whole(EnvEmbedConcurrency),
+		"at most `N` requests to the embedder at once: from one, more while answers come fast, half as many when they are slow or the server is busy; 0 takes 4 (openai) or 8 (bedrock) (env "+EnvEmbedConcurrency+")")
+	var timeout time.Duration
+	if v := getenv(EnvEmbedTimeout); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil && e.envErr == nil {
+			e.envErr = fmt.Errorf("%s=%q is not a duration such as 10s", EnvEmbedTimeout, v)
+		}
+		timeout = d
+	}
+	fs.DurationVar(&e.Timeout, "embed-timeout", timeout,
+		"the `TIME` of a query's request to the embedder, and the least a bulk request gets, which grows with its texts and the speed measured (openai); 0 takes 10s (env "+EnvEmbedTimeout+")")
 }
 
 // Validate checks the settings without building anything.
@@ -87,6 +119,8 @@ func (e Embedder) Validate() error {
 		return errors.New("the openai embedder needs a URL and a model, e.g. --embed-url http://localhost:11434/v1 --embed-model nomic-embed-text")
 	case e.Dimensions < 0:
 		return errors.New("the embedding dimensions must be 0 (the model's default) or more")
+	case e.Batch < 0 || e.Concurrency < 0 || e.Timeout < 0:
+		return errors.New("--embed-batch, --embed-concurrency and --embed-timeout must be 0 (the embedder's default) or more")
 	}
 	return nil
 }

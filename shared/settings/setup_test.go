@@ -4,6 +4,7 @@ import (
 	"flag"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/doclib/doclib/shared/search"
 )
@@ -127,5 +128,36 @@ func TestBadDimensionsInTheEnvironment(t *testing.T) {
 	})
 	if err := e.Validate(); err == nil || !strings.Contains(err.Error(), "DOCLIB_EMBED_DIMENSIONS") {
 		t.Errorf("error %v", err)
+	}
+}
+
+// TestEmbedderPacing: the pacing bounds come from the environment (what the
+// Lambdas read), a flag overrides them, and a bad value in either is refused
+// with the variable or flag named.
+func TestEmbedderPacing(t *testing.T) {
+	env := map[string]string{"DOCLIB_EMBED_BATCH": "16", "DOCLIB_EMBED_CONCURRENCY": "2", "DOCLIB_EMBED_TIMEOUT": "45s"}
+	var e Embedder
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	e.Flags(fs, func(k string) string { return env[k] })
+	if err := fs.Parse([]string{"-embed-concurrency", "3"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Validate(); err != nil || e.Batch != 16 || e.Concurrency != 3 || e.Timeout != 45*time.Second {
+		t.Errorf("batch %d, concurrency %d, timeout %s (%v); want 16 from the environment, 3 from the flag, 45s", e.Batch, e.Concurrency, e.Timeout, err)
+	}
+	if s := SearchFromEnv(func(k string) string { return env[k] }); s.Embedder.Batch != 16 || s.Embedder.Concurrency != 2 || s.Embedder.Timeout != 45*time.Second {
+		t.Errorf("a Lambda's settings: %+v", s.Embedder)
+	}
+	for key, bad := range map[string]string{"DOCLIB_EMBED_BATCH": "many", "DOCLIB_EMBED_CONCURRENCY": "1.5", "DOCLIB_EMBED_TIMEOUT": "30"} {
+		var e Embedder
+		e.Flags(flag.NewFlagSet("x", flag.ContinueOnError), func(k string) string { return map[string]string{key: bad}[k] })
+		if err := e.Validate(); err == nil || !strings.Contains(err.Error(), key) {
+			t.Errorf("%s=%s: %v, want an error naming it", key, bad, err)
+		}
+	}
+	for _, bad := range []Embedder{{Batch: -1}, {Concurrency: -1}, {Timeout: -time.Second}} {
+		if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "--embed-") {
+			t.Errorf("%+v: %v, want an error naming the flags", bad, err)
+		}
 	}
 }

@@ -11,9 +11,12 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/doclib/doclib/internal/suites/embedtest"
+	"github.com/doclib/doclib/shared/backend/bedrock"
 	"github.com/doclib/doclib/shared/backend/embedcache"
+	"github.com/doclib/doclib/shared/backend/openai"
 	"github.com/doclib/doclib/shared/data/demo"
 	"github.com/doclib/doclib/shared/settings"
 )
@@ -145,5 +148,29 @@ func TestIndexDirKeepsAModelsVectors(t *testing.T) {
 	}
 	if entries, err := os.ReadDir(filepath.Join(dir, vectorsDir)); err != nil || len(entries) != 1 {
 		t.Errorf("%s holds %d files (%v), want the model's one", vectorsDir, len(entries), err)
+	}
+}
+
+// TestEmbedderTakesThePacing: the pacing bounds of the settings reach the
+// openai and bedrock embedders.
+func TestEmbedderTakesThePacing(t *testing.T) {
+	srv := newModelServer(t)
+	e, err := Embedder(context.Background(), settings.Embedder{Kind: "openai", URL: srv.URL + "/v1", Model: "m",
+		Batch: 16, Concurrency: 2, Timeout: 45 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := e.(*openai.Embedder).Pacer().Limits(); l.MaxBatch != 16 || l.MaxConcurrency != 2 || l.Timeout != 45*time.Second {
+		t.Errorf("openai's limits %+v, want 16 texts, 2 at once, 45s", l)
+	}
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_ACCESS_KEY_ID", "x")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "x")
+	b, err := Embedder(context.Background(), settings.Embedder{Kind: "bedrock", Concurrency: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := b.(*bedrock.Embedder).Pacer().Limits(); l.MaxConcurrency != 3 || l.MaxBatch != 1 {
+		t.Errorf("bedrock's limits %+v, want 3 at once, one text a call", l)
 	}
 }

@@ -35,9 +35,11 @@ func Embedder(ctx context.Context, e settings.Embedder) (search.Embedder, error)
 	switch e.Kind {
 	case "openai":
 		out, err = openai.New(ctx, openai.Config{BaseURL: e.URL, Model: e.Model, APIKey: e.APIKey,
-			Dimensions: e.Dimensions, RequestDimensions: e.Dimensions > 0})
+			Dimensions: e.Dimensions, RequestDimensions: e.Dimensions > 0,
+			BatchSize: e.Batch, Concurrency: e.Concurrency, Timeout: e.Timeout})
 	case "bedrock":
-		out, err = bedrock.NewFromAWS(ctx, e.Region, bedrock.Config{Model: e.Model, Dimensions: e.Dimensions})
+		out, err = bedrock.NewFromAWS(ctx, e.Region, bedrock.Config{Model: e.Model, Dimensions: e.Dimensions,
+			Concurrency: e.Concurrency})
 	default:
 		out, err = offline.NewHashing(0, nil)
 	}

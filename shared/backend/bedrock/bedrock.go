@@ -347,6 +347,9 @@ func (e *Embedder) EmbedEach(ctx context.Context, texts []string, each embedcall
 // Stats says what the embedder's calls did, and where their pacing stands.
 func (e *Embedder) Stats() embedcall.Stats { return e.pacer.Stats() }
 
+// Pacer is the embedder's pacer.
+func (e *Embedder) Pacer() *embedcall.Pacer { return e.pacer }
+
 // backoff is the wait before retry attempt+1: exponential, with the upper
 // half jittered so that callers throttled together do not return together.
 func (e *Embedder) backoff(attempt int) time.Duration {
