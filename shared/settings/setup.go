@@ -27,6 +27,25 @@ type FlagSet interface {
 	DurationVar(p *time.Duration, name string, value time.Duration, usage string)
 }
 
+// envValue is key's value parsed, or the zero value when it is unset; a
+// value that does not parse sets *errp (the first such error) to one that
+// names key and says what it should be.
+func envValue[T any](getenv func(string) string, key string, parse func(string) (T, error), want string, errp *error) T {
+	var zero T
+	v := getenv(key)
+	if v == "" {
+		return zero
+	}
+	x, err := parse(v)
+	if err != nil {
+		if *errp == nil {
+			*errp = fmt.Errorf("%s=%q is not %s", key, v, want)
+		}
+		return zero
+	}
+	return x
+}
+
 func envOr(getenv func(string) string, key, def string) string {
 	if v := getenv(key); v != "" {
 		return v
@@ -81,30 +100,11 @@ func (e *Embedder) Flags(fs FlagSet, getenv func(string) string) {
 	fs.IntVar(&e.Dimensions, "embed-dimensions", dims,
 		"ask the model for `N` dimensions (bedrock: 256, 512 or 1024; OpenAI text-embedding-3 models); 0 takes the model's default (env "+EnvEmbedDimensions+")")
 	e.APIKey = getenv(EnvEmbedAPIKey)
-	whole := func(key string) int {
-		v := getenv(key)
-		if v == "" {
-			return 0
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil && e.envErr == nil {
-			e.envErr = fmt.Errorf("%s=%q is not a whole number", key, v)
-		}
-		return n
-	}
-	fs.IntVar(&e.Batch, "embed-batch", whole(EnvEmbedBatch),
+	fs.IntVar(&e.Batch, "embed-batch", envValue(getenv, EnvEmbedBatch, strconv.Atoi, "a whole number", &e.envErr),
 		"at most `N` texts in one request to the embedder (openai; bedrock sends one): a slow server gets fewer (docs/search.md); 0 takes 64 (env "+EnvEmbedBatch+")")
-	fs.IntVar(&e.Concurrency, "embed-concurrency", whole(EnvEmbedConcurrency),
+	fs.IntVar(&e.Concurrency, "embed-concurrency", envValue(getenv, EnvEmbedConcurrency, strconv.Atoi, "a whole number", &e.envErr),
 		"at most `N` requests to the embedder at once: from one, more while answers come fast, half as many when they are slow or the server is busy; 0 takes 4 (openai) or 8 (bedrock) (env "+EnvEmbedConcurrency+")")
-	var timeout time.Duration
-	if v := getenv(EnvEmbedTimeout); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil && e.envErr == nil {
-			e.envErr = fmt.Errorf("%s=%q is not a duration such as 10s", EnvEmbedTimeout, v)
-		}
-		timeout = d
-	}
-	fs.DurationVar(&e.Timeout, "embed-timeout", timeout,
+	fs.DurationVar(&e.Timeout, "embed-timeout", envValue(getenv, EnvEmbedTimeout, time.ParseDuration, "a duration such as 10s", &e.envErr),
 		"the `TIME` of a query's request to the embedder, and the least a bulk request gets, which grows with its texts and the speed measured (openai); 0 takes 10s (env "+EnvEmbedTimeout+")")
 }
 
