@@ -244,6 +244,9 @@ type GatewayResponse struct {
 	// only static values and the request's context to say it with.
 	RetryAfter int
 	Limit      int
+	// Challenge, when not empty, is sent as WWW-Authenticate: every 401
+	// carries doclib.Challenge's value, as the local server's do.
+	Challenge string
 }
 
 // GatewayResponses lists a response for every type API Gateway produces.
@@ -257,18 +260,23 @@ func GatewayResponses(cfg Config) []GatewayResponse {
 	return []GatewayResponse{
 		// The authorizer's Deny carries the spec's code and message
 		// (unauthorised, api_key_expired, api_key_device_removed).
-		{Type: "ACCESS_DENIED", Status: "401", Code: "$context.authorizer." + apigw.CtxCode, Message: "$context.authorizer." + apigw.CtxMessage},
+		{Type: "ACCESS_DENIED", Status: "401", Code: "$context.authorizer." + apigw.CtxCode, Message: "$context.authorizer." + apigw.CtxMessage,
+			Challenge: doclib.Challenge(true)},
 		// No Authorization header: API Gateway answers without calling the authorizer.
-		{Type: "UNAUTHORIZED", Status: "401", Code: doclib.EUnauthorised, Message: "The API key is missing. " + useKey},
-		{Type: "EXPIRED_TOKEN", Status: "401", Code: doclib.EUnauthorised, Message: "The credentials have expired. " + useKey},
-		{Type: "INVALID_SIGNATURE", Status: "401", Code: doclib.EUnauthorised, Message: "The request signature is not valid. " + useKey},
+		{Type: "UNAUTHORIZED", Status: "401", Code: doclib.EUnauthorised, Message: "The API key is missing. " + useKey,
+			Challenge: doclib.Challenge(false)},
+		{Type: "EXPIRED_TOKEN", Status: "401", Code: doclib.EUnauthorised, Message: "The credentials have expired. " + useKey,
+			Challenge: doclib.Challenge(true)},
+		{Type: "INVALID_SIGNATURE", Status: "401", Code: doclib.EUnauthorised, Message: "The request signature is not valid. " + useKey,
+			Challenge: doclib.Challenge(true)},
 		// The authorizer allowed the key (or its cached Allow did) but its usage
 		// identifier is in no usage plan: the key was revoked within the
 		// authorizer's cache TTL (the indexer has deleted its API key), or it
 		// was created seconds ago and the indexer has not registered it yet.
 		// The first is a wrong key to the spec: 401 unauthorised.
 		{Type: "INVALID_API_KEY", Status: "401", Code: doclib.EUnauthorised,
-			Message: "The API key is not valid. If it was created in the last minute, retry shortly; otherwise send a valid key: Authorization: Bearer <API_KEY>."},
+			Message:   "The API key is not valid. If it was created in the last minute, retry shortly; otherwise send a valid key: Authorization: Bearer <API_KEY>.",
+			Challenge: doclib.Challenge(true)},
 		{Type: "AUTHORIZER_FAILURE", Status: "503", Code: doclib.EUnavailable, Message: "The API key could not be checked just now. Retry in a few seconds."},
 		{Type: "AUTHORIZER_CONFIGURATION_ERROR", Status: "503", Code: doclib.EUnavailable, Message: "The API key could not be checked just now. Retry in a few seconds."},
 		// A usage plan's token bucket (per key) or the stage's (everyone): one
@@ -328,6 +336,10 @@ func (g GatewayResponse) Headers() map[string]string {
 		h["Retry-After"] = "'" + strconv.Itoa(g.RetryAfter) + "'"
 		h["X-RateLimit-Limit"] = "'" + strconv.Itoa(g.Limit) + "'"
 		h["X-RateLimit-Remaining"] = "'0'"
+	}
+	if g.Challenge != "" {
+		// A static value: it holds no single quote (doclib.Challenge).
+		h["WWW-Authenticate"] = "'" + g.Challenge + "'"
 	}
 	return h
 }

@@ -407,6 +407,16 @@ func TestGatewayResponses(t *testing.T) {
 			if params["gatewayresponse.header.Content-Type"] != "'application/json; charset=utf-8'" {
 				t.Errorf("%s: Content-Type %v", typ, params["gatewayresponse.header.Content-Type"])
 			}
+			// Every 401 says how to authenticate (RFC 6750), as the local
+			// server's do: a bearer key, and no OAuth.
+			challenge, _ := params["gatewayresponse.header.WWW-Authenticate"].(string)
+			wantChallenge := ""
+			if w[0] == "401" {
+				wantChallenge = "'" + doclib.Challenge(typ != "UNAUTHORIZED") + "'"
+			}
+			if challenge != wantChallenge {
+				t.Errorf("%s: WWW-Authenticate %q, want %q", typ, challenge, wantChallenge)
+			}
 			ra, has := params["gatewayresponse.header.Retry-After"].(string)
 			if has != retryAfter[typ] {
 				t.Errorf("%s: Retry-After %q present=%v, want present=%v", typ, ra, has, retryAfter[typ])

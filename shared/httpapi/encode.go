@@ -22,7 +22,7 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 // writeErrorPlain writes the error shape without logging.
-func writeErrorPlain(w http.ResponseWriter, _ *http.Request, err error) {
+func writeErrorPlain(w http.ResponseWriter, r *http.Request, err error) {
 	code := doclib.ErrorCode(err)
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -33,7 +33,13 @@ func writeErrorPlain(w http.ResponseWriter, _ *http.Request, err error) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json; charset=utf-8")
 	h.Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(doclib.Status(code))
+	status := doclib.Status(code)
+	if status == http.StatusUnauthorized {
+		// What a client needs to know to authenticate (RFC 9110, 11.6.1):
+		// a bearer key, no OAuth.
+		h.Set("WWW-Authenticate", doclib.Challenge(len(r.Header.Values("Authorization")) > 0))
+	}
+	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }
 

@@ -48,11 +48,45 @@ func TestAuthentication(t *testing.T) {
 			if c.status == 401 && r.header.Get("X-RateLimit-Limit") != "" {
 				t.Errorf("a rejected key must not get the key's rate-limit headers")
 			}
+			// Every 401 names its scheme (RFC 9110, 11.6.1), and a refused
+			// key gets an error and words an MCP client can show.
+			want := ""
+			switch {
+			case c.status == 401 && c.header == "":
+				want = `Bearer realm="doclib"`
+			case c.status == 401:
+				want = `Bearer realm="doclib", error="invalid_token", error_description="The API key was refused (the body says why). This API takes a doclib API key as Authorization: Bearer <API_KEY>; it uses no OAuth."`
+			}
+			if got := r.header.Get("WWW-Authenticate"); got != want {
+				t.Errorf("WWW-Authenticate %q, want %q", got, want)
+			}
 		})
 	}
 	// A missing key on an unknown path is still 401: authentication comes first.
 	if r := s.get(t, "", "/nowhere"); r.status != 401 {
 		t.Errorf("unknown path without key: %d, want 401", r.status)
+	}
+	// An OAuth client that discovers or registers (the MCP inspector does,
+	// after a 401 from /mcp) is told that there is no OAuth, not that it
+	// forgot a key; with a key, such a path is an unknown path.
+	for _, p := range []string{"/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-authorization-server", "/.well-known/openid-configuration", "/register"} {
+		r := s.get(t, "", p)
+		if r.status != 401 || errorCode(t, r) != "unauthorised" || !strings.Contains(string(r.body), "uses no OAuth") {
+			t.Errorf("%s without a key: %d %s", p, r.status, r.body)
+		}
+		if r := s.get(t, fixture.KeyFull, p); r.status != 404 {
+			t.Errorf("%s with a key: %d, want 404", p, r.status)
+		}
+	}
+	if r := s.get(t, "", "/registered"); strings.Contains(string(r.body), "OAuth") {
+		t.Errorf("/registered is no OAuth path: %s", r.body)
+	}
+	// The root without a key says where to start, still as a 401.
+	if r := s.get(t, "", "/"); r.status != 401 || errorCode(t, r) != "unauthorised" || !strings.Contains(string(r.body), "GET /libraries") || !strings.Contains(string(r.body), "docs/api.md") {
+		t.Errorf("GET / without a key: %d %s", r.status, r.body)
+	}
+	if r := s.get(t, "", "/libraries"); strings.Contains(string(r.body), "docs/api.md") {
+		t.Errorf("the root's words on another path: %s", r.body)
 	}
 }
 

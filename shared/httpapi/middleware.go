@@ -174,6 +174,9 @@ func (s *server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := s.Authenticate(r)
 		if err != nil {
+			if len(r.Header.Values("Authorization")) == 0 {
+				err = keylessError(r.URL.Path, err)
+			}
 			s.writeError(w, r, err)
 			return
 		}
@@ -182,6 +185,39 @@ func (s *server) authenticate(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey, p)))
 	})
+}
+
+// oauthPath tells the paths where an OAuth client (an MCP client whose
+// request to /mcp was refused, say) looks for an authorization server's
+// metadata or registers itself (RFC 9728, RFC 8414, OpenID Connect
+// Discovery, and the MCP specification's fallback /register). doclib has
+// none; a client sends no key there, and "Missing API key" would mislead
+// one that had sent a key to /mcp.
+func oauthPath(p string) bool {
+	for _, prefix := range []string{"/.well-known/oauth-protected-resource", "/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"} {
+		if p == prefix || strings.HasPrefix(p, prefix+"/") {
+			return true
+		}
+	}
+	return p == "/register" || p == "/authorize" || p == "/token"
+}
+
+// keylessError is the 401 of a request without a key to path: err, the
+// missing key's, except on two kinds of path that a newcomer tries first.
+// Both stay refusals of a request without a key (the order of checks puts
+// authentication before routing); only their words differ.
+//   - An OAuth path: words that an MCP client shows (noOAuth).
+//   - The root, which is no endpoint: where the endpoints and their
+//     reference are, as Stripe's API answers its root without a key
+//     (docs/design.md, "GET /").
+func keylessError(path string, err error) error {
+	switch {
+	case oauthPath(path):
+		return doclib.Errorf(doclib.EUnauthorised, "This API uses no OAuth: there is no authorization server or client registration. Send the API key itself in the Authorization header, \"Bearer <API_KEY>\", to every endpoint, /mcp included; if a key was sent and refused, the 401 of that request says why.")
+	case path == "/":
+		return doclib.Errorf(doclib.EUnauthorised, "Missing API key. This is the doclib API: every request sends an API key in the Authorization header as \"Bearer <API_KEY>\". Start with GET /libraries; the endpoints are described in docs/api.md of the doclib repository, and MCP clients use POST /mcp.")
+	}
+	return err
 }
 
 // accessEntry is what the access log learns about a request on its way in.

@@ -3,6 +3,8 @@ package apisuite
 import (
 	"net/http"
 	"testing"
+
+	doclib "github.com/doclib/doclib/shared"
 )
 
 // testConventions: docs/api.md's wire conventions that hold across endpoints.
@@ -100,6 +102,11 @@ func (s *suite) testAuthentication(t *testing.T) {
 				s.expectError(t, r, http.StatusUnauthorized, c.code, http.StatusUnauthorized, http.StatusForbidden)
 			} else {
 				s.expectError(t, r, http.StatusUnauthorized, c.code)
+			}
+			// RFC 6750: a bearer challenge, whose words tell an MCP client
+			// (or any other) that the API takes a key and no OAuth.
+			if want := doclib.Challenge(c.auth != ""); !r.gateway && r.header.Get("WWW-Authenticate") != want {
+				t.Errorf("%s: WWW-Authenticate %q, want %q", r, r.header.Get("WWW-Authenticate"), want)
 			}
 		})
 	}

@@ -10,10 +10,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -84,9 +86,25 @@ type Result struct {
 
 // Run runs `mcp-inspector --cli args...` with its own HOME (it keeps a
 // catalog and client settings there) and none of our DOCLIB_ or MCP_
-// variables, within Timeout. It fails the test if any of secrets (the API
-// keys the run was given) appears in what the inspector prints.
+// variables, within Timeout, as a script runs it: no terminal. It fails
+// the test if any of secrets (the API keys the run was given) appears in
+// what the inspector prints.
 func Run(t testing.TB, bin string, secrets []string, args ...string) Result {
+	t.Helper()
+	return run(t, bin, false, secrets, args...)
+}
+
+// RunAtTerminal is Run with the inspector's standard input and standard
+// error on a terminal (a pseudo-terminal of the test's), as a person runs
+// it: the inspector decides by them whether a person is there to sign in
+// with OAuth. Standard output is still a pipe, and Result.Stderr holds what
+// it wrote to the terminal.
+func RunAtTerminal(t testing.TB, bin string, secrets []string, args ...string) Result {
+	t.Helper()
+	return run(t, bin, true, secrets, args...)
+}
+
+func run(t testing.TB, bin string, terminal bool, secrets []string, args ...string) Result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
 	defer cancel()
@@ -100,7 +118,33 @@ func Run(t testing.TB, bin string, secrets []string, args ...string) Result {
 	cmd.WaitDelay = 5 * time.Second
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
+	var read chan struct{}
+	if terminal {
+		ptm, pts, err := openPTY()
+		if err != nil {
+			Unavailable(t, "no pseudo-terminal for the inspector: "+err.Error())
+		}
+		defer ptm.Close()
+		cmd.Stdin, cmd.Stderr = pts, pts
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+		read = make(chan struct{})
+		go func() {
+			defer close(read)
+			// Until the inspector's end closes the terminal (EIO on Linux).
+			_, _ = io.Copy(&stderr, ptm)
+		}()
+		if err := cmd.Start(); err != nil {
+			pts.Close()
+			t.Fatalf("run the inspector: %v", err)
+		}
+		pts.Close()
+	} else if err := cmd.Start(); err != nil {
+		t.Fatalf("run the inspector: %v", err)
+	}
+	err := cmd.Wait()
+	if read != nil {
+		<-read
+	}
 	if ctx.Err() != nil {
 		t.Fatalf("the inspector did not finish within %s: %v\nstderr:\n%s", Timeout, args, stderr.String())
 	}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	mcpinspector "github.com/doclib/doclib/internal/suites/inspector"
 	"github.com/doclib/doclib/shared/httpapi"
 )
 
@@ -65,5 +66,34 @@ func TestInspectorOverTheAPIsEndpoint(t *testing.T) {
 	}
 	if after := rm.ledger.Balance(ws); after != before {
 		t.Errorf("a refused search moved the credit from %d to %d", before, after)
+	}
+}
+
+// TestInspectorWithAWrongKey: what the inspector shows when /mcp refuses
+// its key, as docs/mcp.md, "A wrong key", tells. The inspector takes any
+// 401 for a server that wants OAuth. Without a terminal it will not sign in
+// and says so; with --stored-auth-only it prints the 401's body, which names
+// the key. At a terminal it looks for OAuth metadata and registers a client
+// at /register, and prints that answer: doclib's says that it uses no OAuth.
+func TestInspectorWithAWrongKey(t *testing.T) {
+	bin := inspector(t)
+	rm := newRemote(t, 0)
+	args := []string{rm.url + httpapi.MCPPath, "--transport", "http", "--header", "Authorization: Bearer dlk_wrong_key_0000", "--method", "tools/list"}
+	secrets := []string{"dlk_wrong_key_0000", keyFull}
+
+	r := mcpinspector.Run(t, bin, secrets, append(args, "--stored-auth-only")...)
+	if out := string(r.Stdout) + r.Stderr; r.Exit == 0 || !strings.Contains(out, "The API key is not valid") {
+		t.Errorf("--stored-auth-only: exit %d, the key is not named:\n%s", r.Exit, out)
+	}
+	r = mcpinspector.Run(t, bin, secrets, args...)
+	if out := string(r.Stdout) + r.Stderr; r.Exit == 0 || !strings.Contains(out, "--stored-auth-only") {
+		t.Errorf("no terminal: exit %d, want the inspector's refusal to sign in:\n%s", r.Exit, out)
+	}
+	r = mcpinspector.RunAtTerminal(t, bin, secrets, args...)
+	if out := string(r.Stdout) + r.Stderr; r.Exit == 0 || !strings.Contains(out, "uses no OAuth") || strings.Contains(out, "Missing API key") {
+		t.Errorf("at a terminal: exit %d, want doclib's word that it uses no OAuth:\n%s", r.Exit, out)
+	}
+	if !strings.Contains(rm.log.String(), "method=POST path=/register status=401") {
+		t.Errorf("the inspector registered no client at a terminal; the server's log:\n%s", rm.log.String())
 	}
 }
