@@ -120,7 +120,9 @@ func serve(ctx context.Context, c config, getenv func(string) string, stdout, st
 	}
 	loaded := time.Since(start)
 
-	searcher, err := untilDone(ctx, func() (*search.Searcher, error) { return newSearcher(ctx, c, data, follow, stdout, logger) })
+	searcher, err := untilDone(ctx, func() (*search.Searcher, error) {
+		return newSearcher(ctx, c, data, follow, stdout, stderr, logger)
+	})
 	if err != nil {
 		return err
 	}
@@ -222,7 +224,8 @@ func printBanner(w io.Writer, base, source string, d *doclib.DataSet, loaded tim
 // newSearcher builds the search backend and its searcher: the embedded index
 // of data, or OpenSearch (loaded from data when needed). With follow, the
 // embedded index is one that follow's indexer keeps in step with the table.
-func newSearcher(ctx context.Context, c config, data *doclib.DataSet, follow *indexer.Poller, stdout io.Writer, logger *slog.Logger) (*search.Searcher, error) {
+// An index build's progress goes to stderr (progress).
+func newSearcher(ctx context.Context, c config, data *doclib.DataSet, follow *indexer.Poller, stdout, stderr io.Writer, logger *slog.Logger) (*search.Searcher, error) {
 	embedder, err := wiring.Embedder(ctx, c.embedder)
 	if err != nil {
 		return nil, err
@@ -231,15 +234,13 @@ func newSearcher(ctx context.Context, c config, data *doclib.DataSet, follow *in
 		return nil, usageError{err}
 	}
 	start := time.Now()
-	last := start
-	report := func(done, total int) {
-		if now := time.Now(); now.Sub(last) >= 5*time.Second || done == total && now.Sub(start) >= 5*time.Second {
-			last = now
-			fmt.Fprintf(stdout, "Indexing for search: %d of %d embedded (%d%%)\n", done, total, 100*done/max(total, 1))
-		}
-	}
+	p := newProgress(stderr, isTerminal(stderr), "Indexing for search", time.Now)
+	go p.run()
+	defer p.finish()
 	if c.search != "opensearch" && c.indexDir != "" {
-		s, read, err := wiring.IndexDir(ctx, c.indexDir, data, embedder, c.rules, logger, report)
+		// IndexDir meters its own build, through the model's vectors
+		// kept in the directory.
+		s, read, err := wiring.IndexDir(ctx, c.indexDir, data, embedder, c.rules, logger, p.report)
 		if err != nil {
 			return nil, err
 		}
@@ -250,16 +251,17 @@ func newSearcher(ctx context.Context, c config, data *doclib.DataSet, follow *in
 		fmt.Fprintf(stdout, "Search index %s %s in %s with embedder %s.\n", how, c.indexDir, time.Since(start).Round(time.Millisecond), s.Embedder.ID())
 		return s, nil
 	}
+	build, report := metered(embedder, p)
 	if c.search != "opensearch" {
 		var s *search.Searcher
 		if follow != nil {
 			var live *localsearch.Live
-			s, live, err = localsearch.LiveSearcher(ctx, data, embedder, c.rules, report)
+			s, live, err = localsearch.LiveSearcher(ctx, data, build, c.rules, report)
 			if live != nil {
 				follow.Indexer.Embedder, follow.Indexer.Index = live.Embedder(), live
 			}
 		} else {
-			s, err = localsearch.Searcher(ctx, data, embedder, c.rules, report)
+			s, err = localsearch.Searcher(ctx, data, build, c.rules, report)
 		}
 		if err != nil {
 			return nil, err
@@ -271,7 +273,7 @@ func newSearcher(ctx context.Context, c config, data *doclib.DataSet, follow *in
 	if err != nil {
 		return nil, err
 	}
-	if err := loadOpenSearch(ctx, c, backend, data, embedder, report, stdout); err != nil {
+	if err := loadOpenSearch(ctx, c, backend, data, build, report, stdout); err != nil {
 		return nil, err
 	}
 	return c.rules.Searcher(backend, embedder)
