@@ -6,11 +6,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
 	"github.com/doclib/doclib/shared/backend/embedcache"
+	"github.com/doclib/doclib/shared/backend/embedcall"
 	"github.com/doclib/doclib/shared/relevance"
+	"github.com/doclib/doclib/shared/search"
 	"github.com/doclib/doclib/shared/settings"
 	"github.com/doclib/doclib/shared/wiring"
 )
@@ -129,13 +132,28 @@ never cached.`,
 				p := a.newProgress()
 				if a.tty {
 					stage = func(s string) { fmt.Fprintf(a.stderr, "%s: %s…\n", c.Name, s) }
-					embedding = func(done, total int) { p.show(c.Name+": embedding", done, total) }
+					var mu sync.Mutex // a model's answers come on several goroutines
+					embedding = func(done, total int) {
+						mu.Lock()
+						defer mu.Unlock()
+						if total > 0 && done <= total { // past it: the calibration's and the queries' texts
+							p.show(c.Name+": embedding", done, total)
+						}
+					}
+				}
+				build := embedder
+				if _, fits := embedder.(search.Fitter); !fits {
+					// A model: the bar moves with each of its answers,
+					// not once per call of 256 texts.
+					m := embedcall.NewMeter(embedder, embedding)
+					m.Report(0, len(c.Docs))
+					build, embedding = m, m.Report
 				}
 				var before embedcache.Stats
 				if cache != nil {
 					before = cache.Stats()
 				}
-				r, err := relevance.Evaluate(ctx, c, embedder, rules, stage, embedding, relevance.Options{})
+				r, err := relevance.Evaluate(ctx, c, build, rules, stage, embedding, relevance.Options{})
 				p.finish()
 				if err != nil {
 					return err
