@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
@@ -54,11 +55,16 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	// The CDK CLI shows what the app writes to stderr as it comes: each
+	// step that takes long says so as it starts.
+	started := time.Now()
+	fmt.Fprintln(os.Stderr, "infra: synthesizing the stack and checking it with cdk-nag (about a minute on 2 cores)")
 	if _, err := stack.New(app, cfg, bins); err != nil {
 		return err
 	}
 	awscdk.Aspects_Of(app).Add(cdknag.NewAwsSolutionsChecks(&cdknag.NagPackProps{Verbose: jsii.Bool(true)}), nil)
 	app.Synth(nil)
+	fmt.Fprintf(os.Stderr, "infra: synthesized in %s\n", time.Since(started).Round(time.Second))
 	return nil
 }
 
@@ -68,5 +74,11 @@ func binaries(root, outdir string) (stack.Binaries, error) {
 	if dir := os.Getenv(settings.EnvLambdaDir); dir != "" {
 		return stack.Prebuilt(dir, lambdaapp.Functions)
 	}
-	return stack.Build(root, filepath.Join(outdir, "doclib-functions"), lambdaapp.Functions)
+	started := time.Now()
+	fmt.Fprintf(os.Stderr, "infra: building the %d Lambda functions (./functions/*, in parallel): minutes the first time on 2 cores, seconds after\n", len(lambdaapp.Functions))
+	bins, err := stack.Build(root, filepath.Join(outdir, "doclib-functions"), lambdaapp.Functions)
+	if err == nil {
+		fmt.Fprintf(os.Stderr, "infra: built the functions in %s\n", time.Since(started).Round(time.Second))
+	}
+	return bins, err
 }

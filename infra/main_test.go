@@ -42,6 +42,12 @@ func TestSynthWithoutCLI(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no template: %v\n%s", err, log)
 	}
+	// The long steps say what they do as they start (the CDK CLI shows the
+	// app's stderr as it comes).
+	b, s := strings.Index(log, "infra: building the 6 Lambda functions"), strings.Index(log, "infra: synthesizing the stack")
+	if b < 0 || s < b {
+		t.Errorf("the app does not say what it builds, then what it synthesizes:\n%s", log)
+	}
 	var tmpl struct {
 		Resources map[string]struct{ Type string }
 	}

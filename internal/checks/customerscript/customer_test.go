@@ -81,6 +81,11 @@ func healthy() answers {
 		"logs describe-resource-policies": `{"resourcePolicies": [
 			{"policyName": "doclib-acme-opensearch-logs", "policyDocument": "{\"Version\":\"2012-10-17\",\"Statement\":[]}", "lastUpdatedTime": 1767607200000, "policyScope": "ACCOUNT", "revisionId": "1"},
 			{"policyName": "AWSLogDeliveryWrite20150319", "policyDocument": "{\"Version\":\"2012-10-17\",\"Statement\":[]}", "lastUpdatedTime": 1767607200000, "policyScope": "ACCOUNT", "revisionId": "1"}]}`,
+		"sts get-caller-identity": `{"UserId": "AIDAEXAMPLEOPS", "Account": "123456789012", "Arn": "arn:aws:iam::123456789012:user/ops"}`,
+		"cloudformation describe-stacks --stack-name CDKToolkit": `{"Stacks": [{"StackId": "arn:aws:cloudformation:us-east-1:123456789012:stack/CDKToolkit/0a1b2c3d-ea0e-11f0-9a4e-0affd1a2b3c4",
+			"StackName": "CDKToolkit", "CreationTime": "2026-01-01T10:00:00.123000+00:00", "StackStatus": "CREATE_COMPLETE",
+			"DisableRollback": false, "NotificationARNs": [], "Capabilities": ["CAPABILITY_NAMED_IAM"],
+			"Outputs": [{"OutputKey": "BootstrapVersion", "OutputValue": "30"}], "Tags": [], "EnableTerminationProtection": true}]}`,
 		"lambda get-account-settings":     lambdaAccount(1000, 1000),
 		"lambda get-function-concurrency": `{}`,
 		"service-quotas get-service-quota": `{"Quota": {"ServiceCode": "apigateway", "ServiceName": "Amazon API Gateway",
@@ -179,12 +184,56 @@ func run(t *testing.T, env []string, args ...string) result {
 	return runWith(t, healthy(), env, args...)
 }
 
+// account sets, for a fake aws run in the test's own process, what runWith
+// gives the script: an account signed in with keys, in us-east-1, and no
+// AWS files or variables of the machine's.
+func account(t *testing.T, dir string) {
+	t.Helper()
+	for _, kv := range awsEnv(dir) {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+}
+
+// awsEnv is the AWS configuration of the scripts under test: keys in the
+// variables, us-east-1, and no config or credentials file (HOME is dir).
+// A test takes some away by setting them empty ("AWS_REGION=").
+func awsEnv(dir string) []string {
+	return []string{
+		"HOME=" + dir,
+		"AWS_CONFIG_FILE=" + filepath.Join(dir, "aws-config"),
+		"AWS_SHARED_CREDENTIALS_FILE=" + filepath.Join(dir, "aws-credentials"),
+		"AWS_PROFILE=", "AWS_DEFAULT_REGION=",
+		"AWS_REGION=us-east-1",
+		"AWS_ACCESS_KEY_ID=AKIAEXAMPLEOPS000000",
+		"AWS_SECRET_ACCESS_KEY=example/secret/key/of/the/tests/000000000",
+	}
+}
+
 // runWith runs scripts/customer with the fakes first on PATH, the fake aws
-// answering from fx, and no terminal.
+// answering from fx, and no terminal. go is a fake too, so that a test
+// sees whether anything was compiled.
 func runWith(t *testing.T, fx answers, env []string, args ...string) result {
 	t.Helper()
+	tools := map[string]string{"cdk": fakeTool, "doclib-admin": fakeTool, "go": fakeTool}
+	return runFakes(t, "customer", fx, tools, func(dir string) []string {
+		return append([]string{
+			"DOCLIB_CDK=" + filepath.Join(dir, "cdk"),
+			"DOCLIB_ADMIN=" + filepath.Join(dir, "doclib-admin"),
+			"DOCLIB_CDK_JSON=" + filepath.Join(dir, "no-cdk.json"),
+		}, env...)
+	}, args...)
+}
+
+// runFakes runs scripts/<script> with no terminal, in an environment of
+// fakes: tools (name to the script's body) and the fake aws, answering
+// from fx, first on PATH; the test's AWS configuration (awsEnv), without
+// the machine's AWS_ and DOCLIB_ variables; then what env returns for the
+// fakes' folder.
+func runFakes(t *testing.T, script string, fx answers, tools map[string]string, env func(dir string) []string, args ...string) result {
+	t.Helper()
 	dir := t.TempDir()
-	for name, body := range map[string]string{"cdk": fakeTool, "doclib-admin": fakeTool} {
+	for name, body := range tools {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -199,17 +248,19 @@ func runWith(t *testing.T, fx answers, env []string, args ...string) result {
 	fixtureFile := filepath.Join(dir, "fixtures.json")
 	fx.write(t, fixtureFile)
 	logFile := filepath.Join(dir, "calls.log")
-	cmd := exec.Command(filepath.Join("..", "..", "..", "scripts", "customer"), args...)
-	cmd.Env = append(os.Environ(),
+	cmd := exec.Command(filepath.Join("..", "..", "..", "scripts", script), args...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "AWS_") && !strings.HasPrefix(kv, "DOCLIB_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env,
 		"PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"FAKE_LOG="+logFile,
 		"FAKE_AWS_FIXTURES="+fixtureFile,
-		"DOCLIB_CDK="+filepath.Join(dir, "cdk"),
-		"DOCLIB_ADMIN="+filepath.Join(dir, "doclib-admin"),
-		"DOCLIB_CDK_JSON="+filepath.Join(dir, "no-cdk.json"),
-		"AWS_REGION=us-east-1",
 	)
-	cmd.Env = append(cmd.Env, env...)
+	cmd.Env = append(cmd.Env, awsEnv(dir)...)
+	cmd.Env = append(cmd.Env, env(dir)...)
 	out, err := cmd.CombinedOutput()
 	logged, _ := os.ReadFile(logFile)
 	return result{string(out), string(logged), err}
@@ -230,12 +281,27 @@ func commands(out string) []string {
 func mutating(log string) []string {
 	var m []string
 	for _, l := range strings.Split(strings.TrimSpace(log), "\n") {
-		if l == "" || strings.Contains(l, " describe-") || strings.Contains(l, " list-") || strings.Contains(l, " get-") {
+		if l == "" || strings.Contains(l, " describe-") || strings.Contains(l, " list-") || strings.Contains(l, " get-") || strings.HasPrefix(l, "aws configure get ") {
 			continue
 		}
 		m = append(m, l)
 	}
 	return m
+}
+
+// says checks that out has every string of want and none of not.
+func says(t *testing.T, out string, want, not []string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Errorf("output lacks %q:\n%s", w, out)
+		}
+	}
+	for _, w := range not {
+		if strings.Contains(out, w) {
+			t.Errorf("output has %q:\n%s", w, out)
+		}
+	}
 }
 
 func equal(t *testing.T, what string, got, want []string) {
@@ -381,5 +447,99 @@ func TestUnknownCommandFailsWithUsage(t *testing.T) {
 	r = run(t, nil, "create", "Acme")
 	if r.err == nil || !strings.Contains(r.out, "not a customer name") {
 		t.Errorf("bad name: err %v\n%s", r.err, r.out)
+	}
+}
+
+// TestSignInIsCheckedFirst: with no Region or no working credentials, every
+// command stops in its first seconds, before a preflight, a build or a
+// deploy, with the command that fixes each problem. Before, create with
+// neither built six functions and synthesized the stack for half an hour
+// until the CDK said "Unable to resolve AWS account to use", after a
+// preflight that had passed "in the configured Region" with four warnings.
+// The stop is counted in calls, not seconds: what a busy machine cannot
+// change is that nothing but the two checks ran.
+func TestSignInIsCheckedFirst(t *testing.T) {
+	noAccount := []string{"AWS_REGION=", "AWS_ACCESS_KEY_ID=", "AWS_SECRET_ACCESS_KEY="}
+	expired := healthy().with(answers{"sts get-caller-identity": refused("ExpiredToken", "The security token included in the request is expired")})
+	for _, c := range []struct {
+		name string
+		fx   answers
+		env  []string
+		args []string
+		want []string // in the output
+		not  []string
+	}{
+		{"create with neither", healthy(), noAccount, []string{"create", "acme", "-c", "search=embedded"},
+			[]string{"no AWS Region is set: export AWS_REGION=", "no AWS credentials", "aws sso login", "aws configure", "stopped before anything was built or deployed"},
+			[]string{"Preflight", "You must specify a region", "+ "}},
+		{"upgrade without a Region", healthy(), []string{"AWS_REGION="}, []string{"upgrade", "acme"},
+			[]string{"no AWS Region is set: export AWS_REGION="}, []string{"credentials", "Preflight"}},
+		{"load without credentials", healthy(), []string{"AWS_ACCESS_KEY_ID=", "AWS_PROFILE=ops"}, []string{"--dry-run", "load", "acme", "acme.json"},
+			[]string{"no AWS credentials for the profile ops: sign in with aws sso login --profile ops"}, []string{"Region"}},
+		{"destroy with expired credentials", expired, nil, []string{"--yes", "destroy", "acme"},
+			[]string{"the AWS credentials have expired", "aws sso login"}, nil},
+		{"keys with expired credentials", expired, nil, []string{"keys", "acme", "list", "--workspace", "ws_acme"},
+			[]string{"the AWS credentials have expired"}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := runWith(t, c.fx, c.env, c.args...)
+			if r.err == nil {
+				t.Fatalf("it went on:\n%s", r.out)
+			}
+			says(t, r.out, c.want, c.not)
+			// Only the two checks ran: no preflight call, no go, no cdk.
+			for _, l := range strings.Split(strings.TrimSpace(r.log), "\n") {
+				if l != "" && l != "aws configure get region" && !strings.HasPrefix(l, "aws sts get-caller-identity ") {
+					t.Errorf("ran %q before stopping", l)
+				}
+			}
+		})
+	}
+}
+
+// TestRegionAndProfileFromTheConfigFile: a Region set only in the profile's
+// section of the config file is found, as the CLI and the CDK find it, and
+// is the Region the preflight names.
+func TestRegionAndProfileFromTheConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	config := filepath.Join(dir, "config")
+	if err := os.WriteFile(config, []byte("[default]\nregion = us-west-2\n\n[profile ops]\nregion = eu-west-1\nsso_session = corp\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runWith(t, healthy(), []string{"AWS_REGION=", "AWS_ACCESS_KEY_ID=", "AWS_PROFILE=ops", "AWS_CONFIG_FILE=" + config}, "--dry-run", "create", "acme", "-c", "search=embedded")
+	if r.err != nil {
+		t.Fatalf("%v\n%s", r.err, r.out)
+	}
+	if !strings.Contains(r.out, "AWS account 123456789012 in eu-west-1 (profile ops)") || !strings.Contains(r.out, "Preflight passed in eu-west-1") {
+		t.Errorf("the profile's Region was not used:\n%s", r.out)
+	}
+}
+
+// TestCreateNeedsTheCDKBootstrap: an account without the CDK's bootstrap
+// stack in the Region stops create before anything is built, with the
+// bootstrap command for that account and Region.
+func TestCreateNeedsTheCDKBootstrap(t *testing.T) {
+	fx := healthy().with(answers{"cloudformation describe-stacks --stack-name CDKToolkit": refused("ValidationError", "Stack with id CDKToolkit does not exist")})
+	r := runWith(t, fx, nil, "create", "acme", "-c", "search=embedded")
+	if r.err == nil || !strings.Contains(r.out, "./scripts/cdk bootstrap aws://123456789012/us-east-1") {
+		t.Errorf("no bootstrap: err %v\n%s", r.err, r.out)
+	}
+	if strings.Contains(r.log, "cdk ") || strings.Contains(r.log, "go ") || strings.Contains(r.out, "Preflight") {
+		t.Errorf("went on without a bootstrap:\n%s\n%s", r.log, r.out)
+	}
+}
+
+// TestDeploySaysWhatTakesLong: create and upgrade say, as cdk deploy
+// starts, what it does and how long it takes.
+func TestDeploySaysWhatTakesLong(t *testing.T) {
+	for _, args := range [][]string{{"--dry-run", "create", "acme", "-c", "search=embedded"}, {"--dry-run", "upgrade", "acme"}} {
+		r := run(t, nil, args...)
+		if r.err != nil {
+			t.Fatalf("%v\n%s", r.err, r.out)
+		}
+		i := strings.Index(r.out, "1. build the CDK app and the six Lambda functions: minutes the first time")
+		if i < 0 || i > strings.Index(r.out, "+ ") {
+			t.Errorf("%v: no word of what cdk deploy does before it runs:\n%s", args, r.out)
+		}
 	}
 }

@@ -60,6 +60,9 @@ type operation struct {
 	tokens     []string
 	// pageSize: the CLI offers --page-size (the API has a limit parameter).
 	pageSize bool
+	// global: the service has an endpoint outside any Region, so the call
+	// needs no Region.
+	global bool
 }
 
 var globalOptions = map[string]option{
@@ -138,6 +141,8 @@ var operations = map[string]operation{
 		options: opts("--function-name")},
 	"service-quotas get-service-quota": {api: "GetServiceQuota", required: []string{"--service-code", "--quota-code"},
 		options: opts("--service-code", "--quota-code", "--context-id")},
+	// STS has a global endpoint: it answers without a Region.
+	"sts get-caller-identity": {api: "GetCallerIdentity", options: opts(), global: true},
 }
 
 func opts(names ...string) map[string]option {
@@ -174,6 +179,123 @@ func usageError(stderr io.Writer, format string, a ...any) int {
 	return 252
 }
 
+// The CLI's words, and exit status 253 ("the system environment or
+// configuration was invalid"), when it has no Region or no credentials for
+// a call: it says so before it sends anything.
+const (
+	noRegion      = "\nYou must specify a region. You can also configure your region by running \"aws configure\".\n"
+	noCredentials = "\nUnable to locate credentials. You can configure credentials by running \"aws configure\".\n"
+)
+
+// profile is the profile the CLI reads: --profile, else AWS_PROFILE, else
+// default.
+func profile(given map[string][]string) string {
+	if p, ok := given["--profile"]; ok {
+		return p[0]
+	}
+	if p := os.Getenv("AWS_PROFILE"); p != "" {
+		return p
+	}
+	return "default"
+}
+
+// iniSection is the keys of one section of an AWS config or credentials
+// file (AWS_CONFIG_FILE, AWS_SHARED_CREDENTIALS_FILE, else ~/.aws/...): a
+// profile P is [P] in the credentials file, [profile P] in the config file
+// but [default] for default.
+func iniSection(env, file, section string) map[string]string {
+	path := os.Getenv(env)
+	if path == "" {
+		home, _ := os.UserHomeDir()
+		path = filepath.Join(home, ".aws", file)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var keys map[string]string
+	in := false
+	for _, line := range strings.Split(string(raw), "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "[") && strings.HasSuffix(line, "]") {
+			in = strings.TrimSpace(line[1:len(line)-1]) == section
+			continue
+		}
+		if k, v, ok := strings.Cut(line, "="); ok && in {
+			if keys == nil {
+				keys = map[string]string{}
+			}
+			keys[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+	}
+	return keys
+}
+
+func configSection(p string) map[string]string {
+	if p != "default" {
+		p = "profile " + p
+	}
+	return iniSection("AWS_CONFIG_FILE", "config", p)
+}
+
+// region is the Region of a call as the CLI resolves it.
+func region(given map[string][]string) string {
+	if r, ok := given["--region"]; ok {
+		return r[0]
+	}
+	for _, env := range []string{"AWS_REGION", "AWS_DEFAULT_REGION"} {
+		if r := os.Getenv(env); r != "" {
+			return r
+		}
+	}
+	return configSection(profile(given))["region"]
+}
+
+// hasCredentials tells whether the CLI's credential chain finds any: the
+// variables, then the profile's keys in the credentials or config file, or
+// a profile that gets them otherwise (IAM Identity Center, a process, a
+// role). Whether they are still good is the sts fixture's to say.
+func hasCredentials(given map[string][]string) bool {
+	if os.Getenv("AWS_ACCESS_KEY_ID") != "" && os.Getenv("AWS_SECRET_ACCESS_KEY") != "" {
+		return true
+	}
+	p := profile(given)
+	if c := iniSection("AWS_SHARED_CREDENTIALS_FILE", "credentials", p); c["aws_access_key_id"] != "" {
+		return true
+	}
+	c := configSection(p)
+	for _, k := range []string{"aws_access_key_id", "sso_session", "sso_start_url", "credential_process", "role_arn"} {
+		if c[k] != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// configureGet is `aws configure get NAME`: the value from the profile's
+// section of the config file only (not the variables), else exit 1.
+func configureGet(args []string, stdout, stderr io.Writer) int {
+	given := map[string][]string{}
+	var names []string
+	for i := 0; i < len(args); i++ {
+		if args[i] == "--profile" && i+1 < len(args) {
+			given["--profile"] = []string{args[i+1]}
+			i++
+			continue
+		}
+		names = append(names, args[i])
+	}
+	if len(names) != 1 {
+		return usageError(stderr, "the following arguments are required: varname")
+	}
+	v := configSection(profile(given))[names[0]]
+	if v == "" {
+		return 1
+	}
+	fmt.Fprintln(stdout, v)
+	return 0
+}
+
 // fakeAWS runs the fake aws command with args and returns its exit status.
 func fakeAWS(args []string, stdout, stderr io.Writer) int {
 	if log := os.Getenv("FAKE_LOG"); log != "" {
@@ -182,6 +304,9 @@ func fakeAWS(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(f, "aws %s\n", strings.Join(args, " "))
 			f.Close()
 		}
+	}
+	if len(args) >= 2 && args[0] == "configure" && args[1] == "get" {
+		return configureGet(args[2:], stdout, stderr)
 	}
 	var words []string
 	given := map[string][]string{}
@@ -262,6 +387,14 @@ func fakeAWS(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(missing) > 0 {
 		return usageError(stderr, "the following arguments are required: %s", strings.Join(missing, ", "))
+	}
+	if !op.global && region(given) == "" {
+		fmt.Fprint(stderr, noRegion)
+		return 253
+	}
+	if !hasCredentials(given) {
+		fmt.Fprint(stderr, noCredentials)
+		return 253
 	}
 	var query *jmespath.JMESPath
 	if q, ok := given["--query"]; ok {
@@ -604,6 +737,7 @@ func TestFakeAWSRefusesWhatTheCLIRefuses(t *testing.T) {
 	healthy().write(t, fixtures)
 	t.Setenv("FAKE_AWS_FIXTURES", fixtures)
 	t.Setenv("FAKE_LOG", "")
+	account(t, dir)
 	for _, c := range []struct {
 		args []string
 		code int

@@ -95,16 +95,7 @@ func (c preflightCase) check(t *testing.T) {
 	case !c.stop && (r.err != nil || !ran):
 		t.Errorf("did not deploy or import (err %v):\n%s\ncalls:\n%s", r.err, r.out, r.log)
 	}
-	for _, w := range c.want {
-		if !strings.Contains(r.out, w) {
-			t.Errorf("output lacks %q:\n%s", w, r.out)
-		}
-	}
-	for _, w := range c.not {
-		if strings.Contains(r.out, w) {
-			t.Errorf("output has %q:\n%s", w, r.out)
-		}
-	}
+	says(t, r.out, c.want, c.not)
 }
 
 func TestPreflightLambdaConcurrency(t *testing.T) {
