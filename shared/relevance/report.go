@@ -263,8 +263,16 @@ func WriteText(w io.Writer, reports []*Report, perQuery bool) error {
 	for _, r := range reports {
 		if c := r.Calibration; c != nil {
 			d := c.Documents
-			fmt.Fprintf(w, "%s: chance of a title with another document p50 %.3f p90 %.3f p95 %.3f p99 %.3f (%s pairs); random letters' best p50 %.3f max %.3f (%d strings)\n",
-				r.Collection, d.P50, d.P90, d.P95, d.P99, thousands(d.Pairs), d.GibberishMedian, d.GibberishMax, d.Gibberish)
+			var lengths []string
+			for _, l := range d.Lengths {
+				upTo, words := fmt.Sprintf("≤%d words", l.Words), l.Words
+				if l.Words == 0 {
+					upTo, words = "longer", 1<<20
+				}
+				lengths = append(lengths, fmt.Sprintf("%s %.3f/%.3f→%.3f", upTo, l.P50, l.P95, d.ThresholdFor(words)))
+			}
+			fmt.Fprintf(w, "%s: chance of a query-like text with another document p50 %.3f p95 %.3f (%s pairs); random letters' best p50 %.3f max %.3f (%d strings); by length p50/p95→threshold: %s\n",
+				r.Collection, d.P50, d.P95, thousands(d.Pairs), d.GibberishMedian, d.GibberishMax, d.Gibberish, strings.Join(lengths, ", "))
 		}
 	}
 	if !perQuery {

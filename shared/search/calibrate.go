@@ -18,10 +18,14 @@ import (
 // `semantic` means "far closer than chance" whatever the model
 // (docs/search.md, "Calibrated thresholds"):
 //
-//   - Chance: the cosines of query-like texts (the titles of a sample of the
-//     documents) with documents they were not taken from. Their median is
-//     the chance level; the threshold starts at their 95th percentile, where
-//     one such pair in twenty reaches by chance.
+//   - Chance: the cosines of query-like texts (runs of words taken from a
+//     sample of the documents, of four lengths: 2 to 4 words, 5 to 12, 13
+//     to 30 and 31 to 60) with documents they were not taken from. Their
+//     median is the chance level; the threshold starts at their 95th
+//     percentile, where one such pair in twenty reaches by chance, measured
+//     for each length apart: a sentence encoder puts a long question nearer
+//     every document than a few words (on SciFact, 0.51 for three words,
+//     0.74 for fifty), and a query is held to the chance of its own length.
 //   - Gibberish: the best cosine that strings of random letters (1 to 3
 //     words of 4 to 12 letters, none a word of the corpus) reach with any
 //     document. A query of random letters must match nothing (docs/api.md),
@@ -60,6 +64,19 @@ type Null struct {
 	// the best cosine each random-letter string reached with an item.
 	GibberishMedian float64 `json:"gibberishMedian"`
 	GibberishMax    float64 `json:"gibberishMax"`
+	// Lengths are the chance cosines of queries of each length, shortest
+	// first; P50 to P99 above are of all of them together.
+	Lengths []LengthNull `json:"lengths,omitempty"`
+}
+
+// LengthNull is the chance of the queries of one length.
+type LengthNull struct {
+	// Words is the most words such a query has; 0 for any number above
+	// the length before.
+	Words int     `json:"words"`
+	Pairs int     `json:"pairs"`
+	P50   float64 `json:"p50"`
+	P95   float64 `json:"p95"`
 }
 
 // Check refuses a calibration no measure gives: a read one (from a
@@ -81,16 +98,37 @@ func (c *Calibration) Check() error {
 		if !(n.P50 <= n.P90 && n.P90 <= n.P95 && n.P95 <= n.P99 && n.GibberishMedian <= n.GibberishMax) {
 			return errors.New("percentiles out of order")
 		}
+		if len(n.Lengths) > len(queryLengths) {
+			return fmt.Errorf("%d lengths of query, more than the %d measured", len(n.Lengths), len(queryLengths))
+		}
+		for _, l := range n.Lengths {
+			if l.Words < 0 || l.Pairs < 0 || math.IsNaN(l.P50) || math.IsNaN(l.P95) || l.P50 < -1 || l.P95 > 1 || l.P50 > l.P95 {
+				return fmt.Errorf("a length of query of %d words, %d pairs, percentiles %v and %v", l.Words, l.Pairs, l.P50, l.P95)
+			}
+		}
 	}
 	return nil
 }
 
 // Threshold is the cosine at or above which an item is "far closer than
-// chance": the 95th percentile of the chance cosines, and at least above
-// what random letters reach.
-func (n Null) Threshold() float64 {
+// chance" for a query of any length: the 95th percentile of the chance
+// cosines, and at least above what random letters reach.
+func (n Null) Threshold() float64 { return n.threshold(n.P95) }
+
+// ThresholdFor is Threshold for a query of words words: the 95th percentile
+// of the chance of queries of that length.
+func (n Null) ThresholdFor(words int) float64 {
+	for _, l := range n.Lengths {
+		if l.Pairs > 0 && (l.Words == 0 || words <= l.Words) {
+			return n.threshold(l.P95)
+		}
+	}
+	return n.Threshold()
+}
+
+func (n Null) threshold(p95 float64) float64 {
 	ceiling := n.GibberishMax + (n.GibberishMax-n.GibberishMedian)/2
-	return round4(min(max(n.P95, ceiling, minThreshold), 0.99))
+	return round4(min(max(p95, ceiling, minThreshold), 0.99))
 }
 
 // minThreshold is the least calibrated threshold: an embedder whose chance
@@ -104,17 +142,22 @@ func (n Null) Chance() float64 { return round4(max(n.P50, 0)) }
 
 func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
 
-// Calibration's sample sizes: enough for stable percentiles (200 queries
-// by up to 4,000 documents, 800,000 pairs), few enough that a model served
-// at 3 texts a second embeds them in under three minutes.
+// Calibration's sample sizes: enough for stable percentiles (100 queries
+// of each length by up to 4,000 documents, 1,600,000 pairs), few enough
+// that a model served at 3 texts a second embeds them in under four
+// minutes.
 const (
-	calibrationQueries   = 200
+	calibrationQueries   = 100 // of each length
 	calibrationItems     = 4000
 	calibrationGibberish = 256
 	// MinCalibrationRecordings is the fewest readable recordings measured
 	// on their own; below it, recordings take the documents' threshold.
 	MinCalibrationRecordings = 50
 )
+
+// queryLengths are the lengths of query measured apart: the most words of
+// each (0: no most), and the run of words a query-like text is cut to.
+var queryLengths = []struct{ upTo, from, to int }{{4, 2, 4}, {12, 5, 12}, {30, 13, 30}, {0, 31, 60}}
 
 // Calibrate measures the chance level of e's vectors over docs (made by e).
 // known, when set, tells the words of the corpus, so that no random-letter
@@ -130,14 +173,22 @@ func Calibrate(ctx context.Context, e Embedder, docs []IndexDoc, known func(word
 	fmt.Fprintf(h, "%s\x00%d", e.ID(), len(docs))
 	rng := rand.New(rand.NewPCG(h.Sum64(), 0x9e3779b97f4a7c15))
 
-	// The query-like texts: titles of a sample of the documents.
-	picks := rng.Perm(len(docs))[:min(calibrationQueries, len(docs))]
+	// The query-like texts: runs of words of each length, each from a
+	// document drawn at random (its title and body).
 	var texts []string
-	var from []int // the document each title is from
-	for _, i := range picks {
-		if t := strings.TrimSpace(docs[i].Title); t != "" {
-			texts = append(texts, t)
-			from = append(from, i)
+	var from []int   // the document each was taken from
+	var length []int // its length's place in queryLengths
+	for li, ql := range queryLengths {
+		for range min(calibrationQueries, 2*len(docs)) {
+			i := rng.IntN(len(docs))
+			words := strings.Fields(docs[i].Title + " " + strings.Join(docs[i].Body, " "))
+			if len(words) == 0 {
+				continue
+			}
+			n := min(ql.from+rng.IntN(ql.to-ql.from+1), len(words))
+			at := rng.IntN(len(words) - n + 1)
+			texts = append(texts, strings.Join(words[at:at+n], " "))
+			from, length = append(from, i), append(length, li)
 		}
 	}
 	nq := len(texts)
@@ -156,7 +207,7 @@ func Calibrate(ctx context.Context, e Embedder, docs []IndexDoc, known func(word
 		items = append(items, docs[i].Vector)
 		owner = append(owner, i)
 	}
-	c.Documents = measure(vecs[:nq], from, vecs[nq:], items, owner)
+	c.Documents = measure(vecs[:nq], from, length, vecs[nq:], items, owner)
 
 	var recs [][]float32
 	var recOwner []int
@@ -175,7 +226,7 @@ func Calibrate(ctx context.Context, e Embedder, docs []IndexDoc, known func(word
 			}
 			recs, recOwner = recs[:calibrationItems], recOwner[:calibrationItems]
 		}
-		n := measure(vecs[:nq], from, vecs[nq:], recs, recOwner)
+		n := measure(vecs[:nq], from, length, vecs[nq:], recs, recOwner)
 		c.Recordings = &n
 	}
 	return c, ctx.Err()
@@ -222,26 +273,37 @@ func (s *Sample) Add(d IndexDoc) {
 // Docs are the documents kept.
 func (s *Sample) Docs() []IndexDoc { return s.docs }
 
-// measure is the null of queries (taken from the documents from) and of the
-// gibberish strings against items (owned by the documents owner).
-func measure(queries [][]float32, from []int, gib [][]float32, items [][]float32, owner []int) Null {
+// measure is the null of queries (taken from the documents from, of the
+// lengths length) and of the gibberish strings against items (owned by the
+// documents owner).
+func measure(queries [][]float32, from, length []int, gib [][]float32, items [][]float32, owner []int) Null {
 	n := Null{Queries: len(queries), Gibberish: len(gib)}
-	pairs := make([]float32, 0, len(queries)*len(items))
+	byLength := make([][]float32, len(queryLengths))
+	var pairs []float32
 	for qi, q := range queries {
 		if isZero(q) {
-			continue // a title the embedder knows nothing of relates to nothing
+			continue // a text the embedder knows nothing of relates to nothing
 		}
 		for j, it := range items {
 			if owner[j] != from[qi] {
-				pairs = append(pairs, dot(q, it))
+				c := dot(q, it)
+				pairs = append(pairs, c)
+				byLength[length[qi]] = append(byLength[length[qi]], c)
 			}
 		}
 	}
 	n.Pairs = len(pairs)
 	if len(pairs) > 0 {
 		slices.Sort(pairs)
-		at := func(p float64) float64 { return float64(pairs[min(len(pairs)-1, int(p*float64(len(pairs))))]) }
-		n.P50, n.P90, n.P95, n.P99 = at(0.5), at(0.9), at(0.95), at(0.99)
+		n.P50, n.P90, n.P95, n.P99 = at(pairs, 0.5), at(pairs, 0.9), at(pairs, 0.95), at(pairs, 0.99)
+	}
+	for li, ps := range byLength {
+		l := LengthNull{Words: queryLengths[li].upTo, Pairs: len(ps)}
+		if len(ps) > 0 {
+			slices.Sort(ps)
+			l.P50, l.P95 = at(ps, 0.5), at(ps, 0.95)
+		}
+		n.Lengths = append(n.Lengths, l)
 	}
 	best := make([]float32, 0, len(gib))
 	for _, g := range gib {
@@ -256,6 +318,11 @@ func measure(queries [][]float32, from []int, gib [][]float32, items [][]float32
 		n.GibberishMedian, n.GibberishMax = float64(best[len(best)/2]), float64(best[len(best)-1])
 	}
 	return n
+}
+
+// at is the p-quantile of sorted.
+func at(sorted []float32, p float64) float64 {
+	return float64(sorted[min(len(sorted)-1, int(p*float64(len(sorted))))])
 }
 
 // gibberish is a string of random letters, 1 to 3 words of 4 to 12

@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -110,13 +111,13 @@ func TestCalibrationFollowsTheFloor(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.Embedder != e.ID() || c.Documents.Queries != 200 || c.Documents.Gibberish != 256 || c.Documents.Pairs < 100_000 {
-				t.Fatalf("calibration %+v: want 200 queries, 256 random strings and over 100,000 pairs, of %s", c, e.ID())
+			if c.Embedder != e.ID() || c.Documents.Queries != 400 || c.Documents.Gibberish != 256 || c.Documents.Pairs < 100_000 {
+				t.Fatalf("calibration %+v: want 400 queries (100 of each length), 256 random strings and over 100,000 pairs, of %s", c, e.ID())
 			}
 			if c.Recordings != nil {
 				t.Errorf("no recordings, and yet a recordings null: %+v", *c.Recordings)
 			}
-			r := search.DefaultRules(e.ID()).Calibrated(c, e.ID())
+			r := search.DefaultRules(e.ID()).Calibrated(c, e.ID(), 0)
 			if math.Abs(c.Documents.Chance()-floor) > 0.05 {
 				t.Errorf("chance level %.3f, want about the floor %.2f", c.Documents.Chance(), floor)
 			}
@@ -150,7 +151,7 @@ func TestCalibrationFollowsTheFloor(t *testing.T) {
 			}
 			// The same corpus and embedder give the same calibration.
 			again, _ := search.Calibrate(ctx, e, docs, nil)
-			if *again != *c {
+			if !reflect.DeepEqual(again, c) {
 				t.Errorf("two calibrations of one corpus differ: %+v and %+v", *c, *again)
 			}
 		})
@@ -166,24 +167,39 @@ func TestCalibratedKeepsWhatWasSet(t *testing.T) {
 	recs := search.Null{Pairs: 1000, P50: 0.5, P95: 0.7, GibberishMedian: 0.3, GibberishMax: 0.4}
 	c := &search.Calibration{Embedder: "m", Documents: docs}
 	base := search.DefaultRules("m")
-	r := base.Calibrated(c, "m")
+	r := base.Calibrated(c, "m", 0)
 	if r.SemanticThreshold != 0.6 || r.RecordingsThreshold != 0.6 {
 		t.Errorf("calibrated without recordings: %g, %g; want 0.6 for both", r.SemanticThreshold, r.RecordingsThreshold)
 	}
 	c.Recordings = &recs
-	if r = base.Calibrated(c, "m"); r.RecordingsThreshold != 0.7 {
+	if r = base.Calibrated(c, "m", 0); r.RecordingsThreshold != 0.7 {
 		t.Errorf("recordings threshold %g, want their own 0.7", r.RecordingsThreshold)
 	}
 	fixed := base
 	fixed.SemanticThreshold, fixed.Fixed = 0.42, search.FixedSemantic
-	if r = fixed.Calibrated(c, "m"); r.SemanticThreshold != 0.42 || r.RecordingsThreshold != 0.7 {
+	if r = fixed.Calibrated(c, "m", 0); r.SemanticThreshold != 0.42 || r.RecordingsThreshold != 0.7 {
 		t.Errorf("an explicit semantic threshold: %g, %g; want 0.42 kept and 0.7", r.SemanticThreshold, r.RecordingsThreshold)
 	}
-	if r = base.Calibrated(c, "other"); r != base {
+	if r = base.Calibrated(c, "other", 0); r != base {
 		t.Errorf("a calibration of another embedder changed the rules: %+v", r)
 	}
-	if r = base.Calibrated(nil, "m"); r != base {
+	if r = base.Calibrated(nil, "m", 0); r != base {
 		t.Errorf("no calibration changed the rules: %+v", r)
+	}
+	// A query is held to the chance of its own length.
+	byLength := search.Null{Pairs: 1000, P50: 0.4, P95: 0.6, GibberishMedian: 0.2, GibberishMax: 0.3, Lengths: []search.LengthNull{
+		{Words: 4, Pairs: 100, P50: 0.3, P95: 0.45}, {Words: 12, Pairs: 100, P50: 0.4, P95: 0.55}, {Words: 0, Pairs: 100, P50: 0.5, P95: 0.7}}}
+	for _, c := range []struct {
+		words int
+		want  float64
+	}{{1, 0.45}, {4, 0.45}, {5, 0.55}, {12, 0.55}, {13, 0.7}, {200, 0.7}} {
+		if got := byLength.ThresholdFor(c.words); got != c.want {
+			t.Errorf("a query of %d words: threshold %g, want %g", c.words, got, c.want)
+		}
+	}
+	lc := &search.Calibration{Embedder: "m", Documents: byLength}
+	if short, long := base.Calibrated(lc, "m", 3), base.Calibrated(lc, "m", 40); short.SemanticThreshold != 0.45 || long.SemanticThreshold != 0.7 {
+		t.Errorf("3 words: %g, 40 words: %g; want 0.45 and 0.7", short.SemanticThreshold, long.SemanticThreshold)
 	}
 	// Random letters above the chance percentile raise the threshold.
 	high := search.Null{Pairs: 1000, P50: 0.3, P95: 0.5, GibberishMedian: 0.4, GibberishMax: 0.56}

@@ -53,10 +53,10 @@ const (
 	FixedRecordings
 )
 
-// Calibrated returns r with the thresholds and chance levels c measured for
-// r's embedder, except those set explicitly. A calibration of another
-// embedder, or none, leaves r as it is.
-func (r Rules) Calibrated(c *Calibration, embedderID string) Rules {
+// Calibrated returns r with the thresholds c measured for r's embedder, for
+// a query of words words (0: of any length), except those set explicitly.
+// A calibration of another embedder, or none, leaves r as it is.
+func (r Rules) Calibrated(c *Calibration, embedderID string, words int) Rules {
 	if c == nil || c.Embedder != embedderID || c.Documents.Pairs == 0 {
 		return r
 	}
@@ -64,11 +64,17 @@ func (r Rules) Calibrated(c *Calibration, embedderID string) Rules {
 	if c.Recordings != nil && c.Recordings.Pairs > 0 {
 		recs = *c.Recordings
 	}
+	threshold := func(n Null) float64 {
+		if words > 0 {
+			return n.ThresholdFor(words)
+		}
+		return n.Threshold()
+	}
 	if r.Fixed&FixedSemantic == 0 {
-		r.SemanticThreshold = docs.Threshold()
+		r.SemanticThreshold = threshold(docs)
 	}
 	if r.Fixed&FixedRecordings == 0 {
-		r.RecordingsThreshold = recs.Threshold()
+		r.RecordingsThreshold = threshold(recs)
 	}
 	return r
 }

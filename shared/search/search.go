@@ -498,7 +498,7 @@ func (s *Searcher) Search(ctx context.Context, r Request) (*Response, error) {
 			return nil, fmt.Errorf("search: %w", err)
 		}
 	}
-	rules := s.EffectiveRules()
+	rules := s.RulesFor(r.Text)
 	q := &Query{Text: r.Text, Vector: vec, Libraries: r.Libraries, Filter: r.Filter, Offset: r.Offset, Limit: r.Limit, Rules: &rules,
 		NoRecordings: r.NoRecordings, NoMeaning: late != nil}
 	m, err := s.Backend.Match(ctx, q)
@@ -529,11 +529,17 @@ func (s *Searcher) Search(ctx context.Context, r Request) (*Response, error) {
 	return resp, nil
 }
 
-// EffectiveRules are the rules a search runs with now: Rules, with the
-// thresholds of the backend's calibration (Calibrated) where they were not
-// set explicitly.
+// EffectiveRules are the rules searches run with now, for a query of any
+// length: Rules, with the thresholds of the backend's calibration
+// (Calibrated) where they were not set explicitly.
 func (s *Searcher) EffectiveRules() Rules {
-	return s.Rules.Calibrated(s.Calibration(), s.Embedder.ID())
+	return s.Rules.Calibrated(s.Calibration(), s.Embedder.ID(), 0)
+}
+
+// RulesFor are the rules a search for text runs with: as EffectiveRules,
+// with the thresholds of queries of its length.
+func (s *Searcher) RulesFor(text string) Rules {
+	return s.Rules.Calibrated(s.Calibration(), s.Embedder.ID(), max(len(strings.Fields(text)), 1))
 }
 
 // Calibration is the backend's calibration (Calibrated), nil when it has

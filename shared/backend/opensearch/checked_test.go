@@ -137,7 +137,7 @@ func TestReindexCalibratesTheIndex(t *testing.T) {
 	if c == nil || c.Embedder != e.ID() || c.Documents.Pairs == 0 {
 		t.Fatalf("after the first search, calibration %+v: want the reindex's, of %s", c, e.ID())
 	}
-	want := search.DefaultRules(e.ID()).Calibrated(c, e.ID())
+	want := search.DefaultRules(e.ID()).Calibrated(c, e.ID(), 0)
 	if got := s.EffectiveRules(); got.SemanticThreshold != want.SemanticThreshold || got.SemanticThreshold == search.DefaultRules(e.ID()).SemanticThreshold {
 		t.Errorf("semantic threshold %g, want the calibrated %g (the default is %g)", got.SemanticThreshold, want.SemanticThreshold, search.DefaultRules(e.ID()).SemanticThreshold)
 	}
