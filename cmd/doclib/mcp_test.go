@@ -74,7 +74,7 @@ func startMCP(t *testing.T, env mapEnv) (call func(string) map[string]any, stop 
 			if code != 0 {
 				t.Errorf("exit %d\n%s", code, errb.String())
 			}
-		case <-time.After(10 * time.Second):
+		case <-time.After(hangTimeout):
 			t.Fatal("doclib mcp did not stop when stdin closed")
 		}
 		noKeys(t, result{0, "", errb.String()})
@@ -122,7 +122,7 @@ func TestMCPOverHTTP(t *testing.T) {
 		if code != 0 {
 			t.Errorf("exit %d\n%s", code, errb.String())
 		}
-	case <-time.After(15 * time.Second):
+	case <-time.After(hangTimeout):
 		t.Fatal("doclib mcp --http did not stop")
 	}
 	noKeys(t, result{0, out.String(), errb.String()})

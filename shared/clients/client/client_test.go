@@ -241,10 +241,13 @@ func TestRetriesBackOffOn5xxAndNetworkErrors(t *testing.T) {
 }
 
 func TestPerAttemptTimeout(t *testing.T) {
+	// The server answers only when the client gives up, or after a minute
+	// (an empty 200, which is no deadline error): the error alone tells
+	// whether the 50 ms timeout ended the call, on a busy machine too.
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
-		case <-time.After(5 * time.Second):
+		case <-time.After(time.Minute):
 		}
 	}))
 	defer slow.Close()
@@ -252,7 +255,7 @@ func TestPerAttemptTimeout(t *testing.T) {
 	start := time.Now()
 	_, err := c.Libraries(context.Background())
 	var ne *client.NetworkError
-	if !errors.As(err, &ne) || !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 3*time.Second {
+	if !errors.As(err, &ne) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("%v after %s", err, time.Since(start))
 	}
 }
