@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/aws/lambdaapp"
 	"github.com/doclib/doclib/shared/aws/trigger"
 	"github.com/doclib/doclib/shared/aws/usageplan"
@@ -221,10 +222,10 @@ localhost) or --allow-demo-keys is given: anyone can read those secrets.`,
 				return nil
 			}
 			fmt.Fprintf(a.stdout, "Imported %s into %s in %s (generation %s):\n", file, t.Name, res.Duration.Round(time.Millisecond), res.Generation)
-			fmt.Fprintf(a.stdout, "  %d workspaces, %d libraries, %d documents, %d edges, %d recordings, %d keys\n",
-				res.Workspaces, res.Libraries, res.Documents, res.Edges, res.Recordings, res.Keys)
+			fmt.Fprintf(a.stdout, "  %s\n", itemCounts(res))
 			rate := float64(res.Documents) / max(res.Duration.Seconds(), 0.001)
-			fmt.Fprintf(a.stdout, "  %d items written (%.0f documents/s); starting AI credit set for %d new workspaces\n", res.Items, rate, res.CreditsSet)
+			fmt.Fprintf(a.stdout, "  %s written (%.0f documents/s); starting AI credit set for %s\n",
+				doclib.Count(res.Items, "item", "items"), rate, doclib.Count(res.CreditsSet, "new workspace", "new workspaces"))
 			if prune {
 				fmt.Fprintf(a.stdout, "  %d items of earlier imports deleted\n", res.Deleted)
 			} else {

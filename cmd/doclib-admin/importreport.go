@@ -94,8 +94,7 @@ func (a *app) warnLeftovers(file, table string, l *dynamo.Leftovers) {
 // printDryRun reports a dry run: the file checked, and what --prune would delete.
 func (a *app) printDryRun(file, table string, res *dynamo.ImportResult) {
 	fmt.Fprintf(a.stdout, "Dry run: %s fits table %s; nothing was written.\n", file, table)
-	fmt.Fprintf(a.stdout, "  The file has %d workspaces, %d libraries, %d documents, %d edges, %d recordings, %d keys (%d items).\n",
-		res.Workspaces, res.Libraries, res.Documents, res.Edges, res.Recordings, res.Keys, res.Items)
+	fmt.Fprintf(a.stdout, "  The file has %s (%s).\n", itemCounts(res), doclib.Count(res.Items, "item", "items"))
 	if res.Leftovers.Empty() {
 		fmt.Fprintln(a.stdout, "  --prune would delete nothing: the table holds nothing of these workspaces that the file lacks.")
 		return
@@ -104,4 +103,14 @@ func (a *app) printDryRun(file, table string, res *dynamo.ImportResult) {
 	for _, line := range leftoverLines(res.Leftovers, 0) {
 		fmt.Fprintln(a.stdout, "    "+line)
 	}
+}
+
+// itemCounts is what an import holds, each count with its word: "1
+// workspace, 3 libraries, ...".
+func itemCounts(res *dynamo.ImportResult) string {
+	return strings.Join([]string{
+		doclib.Count(res.Workspaces, "workspace", "workspaces"), doclib.Count(res.Libraries, "library", "libraries"),
+		doclib.Count(res.Documents, "document", "documents"), doclib.Count(res.Edges, "edge", "edges"),
+		doclib.Count(res.Recordings, "recording", "recordings"), doclib.Count(res.Keys, "key", "keys"),
+	}, ", ")
 }

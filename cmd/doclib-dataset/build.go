@@ -11,6 +11,8 @@ import (
 	"io/fs"
 	"os"
 	"regexp"
+	"strconv"
+	"strings"
 	"time"
 
 	doclib "github.com/doclib/doclib/shared"
@@ -50,19 +52,32 @@ func build(docs []doc, o options) (*dataset.File, error) {
 		Devices:    []dataset.Device{{ID: "dev_local", WorkspaceID: o.workspaceID, Status: "active"}},
 	}
 	libIndex := map[string]int{}
+	libIDs := map[string]int{}
 	docSlugs := map[string]bool{}
+	// sources[i] are the documents behind library i, for messages.
+	var sources [][]doc
+	var clashes []string
 	for _, d := range docs {
 		li, ok := libIndex[d.library]
 		if !ok {
 			li = len(f.Libraries)
 			libIndex[d.library] = li
 			slug := slugify(d.library, 100, "library")
-			f.Libraries = append(f.Libraries, dataset.Library{ID: "lib_" + clip(slug, 64), WorkspaceID: o.workspaceID,
+			id := "lib_" + clip(slug, 64)
+			if other, taken := libIDs[id]; taken {
+				first := sources[other][0]
+				clashes = append(clashes, fmt.Sprintf("%s: its library %q and the library %q of %s both make the library id %s (names differ only in case, spaces or punctuation): give them one name (the front matter's library:, or the folder's name)",
+					d.where, d.library, first.library, first.where, id))
+			}
+			libIDs[id] = li
+			sources = append(sources, nil)
+			f.Libraries = append(f.Libraries, dataset.Library{ID: id, WorkspaceID: o.workspaceID,
 				Name: d.library, Slug: slug, CreatedAt: at, UpdatedAt: at,
 				Schema: dataset.Schema{Version: 1, Sections: []dataset.Section{
 					{Key: "summary", Title: "Summary", Type: doclib.SectionText},
 					{Key: "steps", Title: "Steps", Type: doclib.SectionSteps}}}})
 		}
+		sources[li] = append(sources[li], d)
 		lib := &f.Libraries[li]
 		slug := unique(slugify(d.title, 190, "document"), lib.ID+"/", docSlugs)
 		steps := make([]any, len(d.steps)) // as the loader reads JSON, which Validate expects
@@ -89,16 +104,25 @@ func build(docs []doc, o options) (*dataset.File, error) {
 		f.APIKeys = []dataset.APIKey{{ID: "key_local", WorkspaceID: o.workspaceID, DeviceID: "dev_local",
 			Secret: "dlk_" + hex.EncodeToString(secret), Libraries: []string{"*"}, RecordingDetails: true}}
 	}
+	if len(clashes) > 0 {
+		return nil, &doclib.DataSetError{Reason: "the documents do not make a valid data set, nothing was written", Problems: clashes}
+	}
 	if _, err := dataset.Validate(f); err != nil {
-		return nil, withSources(err, docs)
+		return nil, withSources(err, docs, sources)
 	}
 	return f, nil
 }
 
-var documentItem = regexp.MustCompile(`^documents\[(\d+)\]`)
+var (
+	documentItem = regexp.MustCompile(`^documents\[(\d+)\]`)
+	libraryItem  = regexp.MustCompile(`^libraries\[(\d+)\]`)
+	optionItem   = regexp.MustCompile(`^(workspaces|devices|apiKeys)\[\d+\]`)
+)
 
-// withSources adds to each problem of a document the file it came from.
-func withSources(err error, docs []doc) error {
+// withSources adds to each problem the files it came from: a document's
+// file, the files of a library's documents, or for what the command makes
+// itself (the workspace, its device and key) the options that name it.
+func withSources(err error, docs []doc, sources [][]doc) error {
 	var ve *doclib.DataSetError
 	if !errors.As(err, &ve) {
 		return err
@@ -108,15 +132,33 @@ func withSources(err error, docs []doc) error {
 	out.Problems = nil
 	for _, p := range ve.Problems {
 		if m := documentItem.FindStringSubmatch(p); m != nil {
-			var i int
-			fmt.Sscan(m[1], &i)
-			if i < len(docs) {
+			if i, _ := strconv.Atoi(m[1]); i < len(docs) {
 				p = docs[i].where + ": " + p
 			}
+		} else if m := libraryItem.FindStringSubmatch(p); m != nil {
+			if i, _ := strconv.Atoi(m[1]); i < len(sources) && len(sources[i]) > 0 {
+				p = libraryFiles(sources[i]) + ": " + p
+			}
+		} else if optionItem.MatchString(p) {
+			p = "--workspace, --workspace-name (the workspace, device and key this command makes): " + p
 		}
 		out.Problems = append(out.Problems, p)
 	}
 	return &out
+}
+
+// libraryFiles names the files a library was made from: the first three,
+// and how many more.
+func libraryFiles(docs []doc) string {
+	var names []string
+	for i, d := range docs {
+		if i == 3 {
+			names = append(names, fmt.Sprintf("%d more", len(docs)-3))
+			break
+		}
+		names = append(names, d.where)
+	}
+	return "the library of " + strings.Join(names, ", ")
 }
 
 // write writes the data set as indented JSON to path, or to stdout. An
@@ -140,12 +182,15 @@ func write(f *dataset.File, path string, force bool, stdout, stderr io.Writer, o
 			return err
 		}
 	}
-	fmt.Fprintf(stderr, "Wrote %d libraries and %d documents to %s.\n", len(f.Libraries), len(f.Documents), where)
+	fmt.Fprintf(stderr, "Wrote %s and %s to %s.\n", doclib.Count(len(f.Libraries), "library", "libraries"), doclib.Count(len(f.Documents), "document", "documents"), where)
 	if !o.noKey {
 		fmt.Fprintln(stderr, "Its key key_local has a new random secret (apiKeys[0].secret), written nowhere else: keep the file private.")
 	}
 	if path != "" {
 		fmt.Fprintf(stderr, "Serve it with: go run ./cmd/doclib-server --data %s\n", path)
+		if !o.noKey {
+			fmt.Fprintf(stderr, "Its key, for Authorization: Bearer <key>: export DOCLIB_API_KEY=$(jq -r '.apiKeys[0].secret' %s)\n", path)
+		}
 	}
 	return nil
 }

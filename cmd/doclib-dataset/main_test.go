@@ -97,6 +97,10 @@ func TestFromMarkdownExample(t *testing.T) {
 	if !strings.Contains(stderr, "new random secret") {
 		t.Errorf("stderr does not say the key is random: %s", stderr)
 	}
+	// Counts in words that agree with them, and how to get the key.
+	if !strings.Contains(stderr, "Wrote 2 libraries and 3 documents") || !strings.Contains(stderr, "export DOCLIB_API_KEY=$(jq -r '.apiKeys[0].secret' "+file+")") {
+		t.Errorf("stderr: %s", stderr)
+	}
 	key := secret(t, file)
 	if !regexp.MustCompile(`^dlk_[0-9a-f]{48}$`).MatchString(key) {
 		t.Errorf("secret %q is not a random dlk_ secret", key)
@@ -162,6 +166,14 @@ func TestBadInputIsNamedByFileAndLine(t *testing.T) {
 		{"csv fields", []string{"from-csv", write("f.csv", "library,title,step\nL,T,a,b\n")}, "f.csv:2: this row has a different number of fields"},
 		{"csv twice", []string{"from-csv", write("g.csv", "library,title,category,step\nL,T,A,one\nL,T,B,two\n")}, `g.csv:3: category of "T" is already given on line 2`},
 		{"too long", []string{"from-csv", write("h.csv", "library,title,step\nL,"+strings.Repeat("x", 501)+",one\n")}, "h.csv:2: documents[0]"},
+		// Issue 38: a library named in one file's front matter and another's
+		// folder, which differ only in case, made the same ID, and the problem
+		// named no file.
+		{"library twice", []string{"from-markdown", filepath.Dir(write("j/a.md", "---\nlibrary: Onboarding\n---\n# A\n1. s\n")) + write("j/onboarding/b.md", "# B\n1. s\n")[:0]},
+			`onboarding/b.md: its library "onboarding" and the library "Onboarding" of `},
+		{"library problem", []string{"from-csv", write("k.csv", "library,title,step\n"+strings.Repeat("L", 201)+",T,one\n")}, "k.csv:2: libraries[0]"},
+		{"workspace problem", []string{"from-csv", write("l.csv", "library,title,step\nL,T,one\n"), "--workspace-name", strings.Repeat("W", 201)},
+			"--workspace, --workspace-name (the workspace, device and key this command makes): workspaces[0]"},
 		{"check", []string{"check", write("i.json", `{"workspaces": [{"id": "ws_1", "name": "A", "plan": "gold", "subscription": "active"}]}`)},
 			`i.json: data set rejected, nothing was loaded: 1 problem\n  - workspaces[0] (ws_1): plan "gold" is not one of`},
 		{"missing", []string{"check", filepath.Join(dir, "nope.json")}, "nope.json does not exist; check the path"},
@@ -176,5 +188,17 @@ func TestBadInputIsNamedByFileAndLine(t *testing.T) {
 				t.Errorf("stderr:\n%s\nwant it to contain %q", errb.String(), want)
 			}
 		})
+	}
+}
+
+// TestCountsTakeTheirWords: "Wrote 1 library and 1 document", not "1
+// libraries".
+func TestCountsTakeTheirWords(t *testing.T) {
+	csv := filepath.Join(t.TempDir(), "one.csv")
+	if err := os.WriteFile(csv, []byte("library,title,step\nL,T,one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr := convert(t, "from-csv", csv); !strings.Contains(stderr, "Wrote 1 library and 1 document to ") {
+		t.Errorf("stderr: %s", stderr)
 	}
 }

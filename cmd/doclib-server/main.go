@@ -196,8 +196,10 @@ func untilDone[T any](ctx context.Context, f func() (T, error)) (T, error) {
 func printBanner(w io.Writer, base, source string, d *doclib.DataSet, loaded time.Duration, isDemo bool) {
 	fmt.Fprintf(w, "doclib read API at %s\n", base)
 	fmt.Fprintf(w, "MCP (streamable HTTP, for AI agents; docs/mcp.md) at %s%s\n", base, httpapi.MCPPath)
-	fmt.Fprintf(w, "Serving %s: %d workspaces, %d libraries, %d documents, %d edges, %d recordings (loaded in %s).\n\n",
-		source, len(d.Workspaces), len(d.Libraries), len(d.Documents), len(d.Edges), len(d.Recordings), loaded.Round(time.Millisecond))
+	fmt.Fprintf(w, "Serving %s: %s, %s, %s, %s, %s (loaded in %s).\n\n", source,
+		doclib.Count(len(d.Workspaces), "workspace", "workspaces"), doclib.Count(len(d.Libraries), "library", "libraries"),
+		doclib.Count(len(d.Documents), "document", "documents"), doclib.Count(len(d.Edges), "edge", "edges"),
+		doclib.Count(len(d.Recordings), "recording", "recordings"), loaded.Round(time.Millisecond))
 	if !isDemo {
 		fmt.Fprintf(w, "Try (with a key from your data set):\n  curl -s -H \"Authorization: Bearer $%s\" %s/libraries\n\n", settings.EnvAPIKey, base)
 		fmt.Fprintln(w, "Press Ctrl-C to stop.")
@@ -240,7 +242,10 @@ func newSearcher(ctx context.Context, c config, data *doclib.DataSet, follow *in
 	if c.search != "opensearch" && c.indexDir != "" {
 		// IndexDir meters its own build, through the model's vectors
 		// kept in the directory.
-		s, read, err := wiring.IndexDir(ctx, c.indexDir, data, embedder, c.rules, logger, p.report)
+		// Its Info lines ("in service", with the segments' own load time)
+		// would print above the banner and read as the whole time: the
+		// line below says what the time covers.
+		s, read, err := wiring.IndexDir(ctx, c.indexDir, data, embedder, c.rules, quietLogger(logger), p.report)
 		if err != nil {
 			return nil, err
 		}
@@ -248,7 +253,7 @@ func newSearcher(ctx context.Context, c config, data *doclib.DataSet, follow *in
 		if read {
 			how = "read from"
 		}
-		fmt.Fprintf(stdout, "Search index %s %s in %s with embedder %s.\n", how, c.indexDir, time.Since(start).Round(time.Millisecond), s.Embedder.ID())
+		fmt.Fprintf(stdout, "Search index %s %s in %s with embedder %s (the data set's digest and the embedder checked, the segments loaded).\n", how, c.indexDir, time.Since(start).Round(time.Millisecond), s.Embedder.ID())
 		return s, nil
 	}
 	build, report := metered(embedder, p)
