@@ -52,6 +52,10 @@ func NewEngine(ctx context.Context, d *doclib.DataSet, emb search.Embedder, rule
 	if err != nil {
 		return nil, err
 	}
+	// An evaluation measures the model's vectors, not how fast it answers:
+	// a query waits for its embedding as long as the request lasts, rather
+	// than be answered from words past the server's budget.
+	searcher.EmbedBudget = -1
 	// As cmd/doclib-server's run, for --store memory and --no-rate-limits.
 	store, ledger := memory.New(d), memory.NewLedger(d.Workspaces)
 	svc := service.New(store, nil, service.WithSearch(searcher, ledger))

@@ -3,10 +3,13 @@ package search
 import "strings"
 
 // DefaultRules returns the documented defaults for the vectors of an embedder,
-// chosen by the prefix of its ID. Thresholds only mean something for one model:
-// the offline embedder's were measured on the public test collections and the
-// relevance set (docs/search.md); those for other models are starting points
-// to calibrate with the same command on the customer's own data.
+// chosen by the prefix of its ID. Its thresholds hold until the index has a
+// calibration (Calibrated), which replaces them: a threshold means something
+// for one model only. The weights are one set for every embedder, measured on
+// the public test collections (docs/search.md): a meaning signal's strength
+// counts from its calibrated threshold, so it means the same whatever the
+// model's cosines. (Model embedders had their own weights once, semantic 0.3,
+// never measured; with a real model they ranked SciFact under BM25.)
 func DefaultRules(embedderID string) Rules {
 	r := Rules{
 		FuzzySimilarity: 0.8,
@@ -22,15 +25,13 @@ func DefaultRules(embedderID string) Rules {
 	case strings.HasPrefix(embedderID, "hash-"):
 		r.SemanticThreshold, r.RecordingsThreshold = 0.20, 0.45
 	case strings.HasPrefix(embedderID, "bedrock/amazon.titan-embed-text-v2"):
-		// Titan V2, normalised: starting points, to calibrate with the
-		// relevance command on the customer's own data (docs/search.md).
+		// Titan V2, normalised: starting points until a reindex
+		// calibrates the index (docs/search.md).
 		r.SemanticThreshold, r.RecordingsThreshold = 0.45, 0.50
-		r.Weights = Weights{Lexical: 0.55, Fuzzy: 0.5, Semantic: 0.3, Recordings: 0.15}
 	default:
-		// Sentence-embedding models put paraphrases at about 0.5 to 0.8 and
-		// unrelated texts below 0.3 to 0.4.
+		// A guess until a reindex calibrates the index: models differ
+		// (USE-lite puts unrelated texts near 0.5, others near 0.1).
 		r.SemanticThreshold, r.RecordingsThreshold = 0.55, 0.6
-		r.Weights = Weights{Lexical: 0.55, Fuzzy: 0.5, Semantic: 0.3, Recordings: 0.15}
 	}
 	return r
 }

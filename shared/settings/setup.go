@@ -163,7 +163,7 @@ func (r *Rules) Flags(fs FlagSet, getenv func(string) string) {
 	fs.Float64Var(&r.RecordingsThreshold, "recordings-threshold", num(EnvRecordingsThreshold),
 		"cosine at or above which source_recordings fires; 0 takes the embedder's default (env "+EnvRecordingsThreshold+")")
 	fs.StringVar(&r.Weights, "search-weights", getenv(EnvSearchWeights),
-		"`WEIGHTS` of the signals in the blended score, some or all of lexical=,fuzzy=,semantic=,recordings= (defaults per embedder: docs/search.md; offline 0.7, 0.65, 0.08, 0.2); max(lexical, fuzzy) + semantic + recordings must be at most 1 (env "+EnvSearchWeights+")")
+		"`WEIGHTS` of the signals in the blended score, some or all of lexical=,fuzzy=,semantic=,recordings= (defaults 0.7, 0.65, 0.08, 0.2: docs/search.md); max(lexical, fuzzy) + semantic + recordings must be at most 1 (env "+EnvSearchWeights+")")
 	fs.StringVar(&r.Feedback, "search-feedback", envOr(getenv, EnvSearchFeedback, "on"),
 		"on: the embedded engine expands a query with the words of its best word matches (RM3, docs/search.md); off: the query's own words only, as on OpenSearch (env "+EnvSearchFeedback+")")
 	budget := search.DefaultEmbedBudget
