@@ -59,8 +59,11 @@ func TestEvalKeepsAModelsVectors(t *testing.T) {
 	}
 	second, errs, asked2 := eval(dir)
 	hits, total2, misses := counts(errs)
-	if hits != total || total2 != total || misses != 0 || asked2 != 1 {
-		t.Errorf("second run: %d of %d from the cache, %d embedded, the model asked for %d texts; want %d of %d, 0, only the probe", hits, total2, misses, asked2, total, total)
+	// A calibration may ask for the same text twice in one run (runs of
+	// words of a short document): the first run embeds it once, the second
+	// serves both from the cache, so it may count more texts than the first.
+	if hits != total2 || total2 < total || misses != 0 || asked2 != 1 {
+		t.Errorf("second run: %d of %d from the cache, %d embedded, the model asked for %d texts; want all of %d or more, 0, only the probe", hits, total2, misses, asked2, total)
 	}
 	if first != second {
 		t.Errorf("nDCG@10 %.4f, then %.4f from the cache", first, second)
@@ -68,8 +71,8 @@ func TestEvalKeepsAModelsVectors(t *testing.T) {
 
 	// '' keeps none: every text goes to the model, nothing is said of a cache.
 	_, errs, asked3 := eval("")
-	if asked3 != asked || errs != "" {
-		t.Errorf("--embed-cache '': the model asked for %d texts, stderr %q; want %d and nothing", asked3, errs, asked)
+	if asked3 < asked || errs != "" {
+		t.Errorf("--embed-cache '': the model asked for %d texts, stderr %q; want %d or more (repeats are asked again) and nothing", asked3, errs, asked)
 	}
 }
 
