@@ -618,14 +618,16 @@ func (p *Pacer) batchSize() int {
 // timeout is the time of a bulk request of n texts sent with ahead texts on
 // the wire before it: Safety times what they take at the measured
 // throughput, at least Limits.Timeout and at most MaxTimeout. Before any
-// answer it is Limits.Timeout, doubled per timeout.
+// answer, Limits.Timeout is a query's time (QueryTexts texts): the request
+// gets it per QueryTexts texts, doubled per timeout.
 func (p *Pacer) timeout(n, ahead int) time.Duration {
 	if p.lim.Timeout <= 0 {
 		return 0
 	}
 	r := p.rate()
 	if r == 0 {
-		return min(p.lim.Timeout<<min(p.lost, 16), MaxTimeout)
+		d := p.lim.Timeout * time.Duration((n+QueryTexts-1)/QueryTexts)
+		return min(d<<min(p.lost, 16), MaxTimeout)
 	}
 	d := time.Duration(Safety * float64(ahead+n) / r * float64(time.Second))
 	return min(max(d, p.lim.Timeout), MaxTimeout)
