@@ -44,6 +44,7 @@ keeps documents whose title or content contains the text (no AI credit).
 		if err != nil {
 			return err
 		}
+		a.pastEnd(pages.all, r.Page, r.PageSize, r.Total, "document", "documents")
 		if e.on() {
 			return e.write(ctx, a.stdout, r.Documents)
 		}
@@ -185,6 +186,7 @@ forbidden, exit 1). Pages hold at most 50 recordings.`,
 		if err != nil {
 			return err
 		}
+		a.pastEnd(pages.all, r.Page, r.PageSize, r.Total, "shared recording", "shared recordings")
 		if e.on() {
 			return e.write(ctx, a.stdout, r.SourceRecordings)
 		}

@@ -9,18 +9,11 @@ import (
 	"context"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"syscall"
 )
 
-// version is set at build time (-ldflags "-X main.version=v1.2.3"); otherwise
-// it is the module version go install recorded, or "dev".
-var version = "dev"
-
 func main() {
-	if bi, ok := debug.ReadBuildInfo(); ok && version == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		version = bi.Main.Version
-	}
+	setVersion(os.Args[1:])
 	ctx, stop := signalContext()
 	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()

@@ -112,6 +112,21 @@ func footer(page, pageSize, total int, one, many string) string {
 	return s
 }
 
+// pastEnd tells on stderr, when standard output is no terminal (where the
+// footer tells it), that the page asked for is past the last one. Such a
+// page is an empty list and exit 0, as gh answers a list with nothing in it
+// (no results is no failure); without this note a pipe could not tell it
+// from a library with nothing in it.
+func (a *app) pastEnd(all bool, page, pageSize, total int, one, many string) {
+	if a.tty || all || total == 0 || pageSize < 1 {
+		return
+	}
+	if pages := (total + pageSize - 1) / pageSize; page > pages {
+		fmt.Fprintf(a.stderr, "doclib: --page %d is past the last page, %d (%s); nothing to print. Try --page %d.\n",
+			page, pages, plural(total, one, many), pages)
+	}
+}
+
 // oneArg checks a command's positional arguments: exactly one, described by
 // what (e.g. "a library ID or slug").
 func oneArg(what string) cobra.PositionalArgs {

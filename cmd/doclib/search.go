@@ -89,6 +89,7 @@ of 100 unless --page-size).`,
 			fmt.Fprintf(a.stderr, "doclib: nothing matched well, so --all stopped after the first page of %s (each page spends AI credit)\n",
 				plural(r.Total, "suggestion", "suggestions"))
 		}
+		a.pastEnd(pages.all, r.Page, r.PageSize, r.Total, "result", "results")
 		if e.on() {
 			return e.write(ctx, a.stdout, r.Documents)
 		}

@@ -25,6 +25,10 @@ func Recordings(w io.Writer, r *api.SourceRecordings) {
 		fmt.Fprintf(w, "None of the %d recordings behind this document can be read here.\n", r.LinkedTotal)
 	case r.LinkedTotal == 1:
 		fmt.Fprintln(w, "The one recording behind this document is shared.")
+	case r.Guidance != "":
+		// The guidance says how many are private, and why.
+		fmt.Fprintf(w, "%d of the %d recordings behind this document %s shared.\n",
+			r.Total, r.LinkedTotal, doclib.Plural(r.Total, "is", "are"))
 	default:
 		fmt.Fprintf(w, "%d of the %d recordings behind this document %s shared (%d private).\n",
 			r.Total, r.LinkedTotal, doclib.Plural(r.Total, "is", "are"), r.PrivateTotal)
@@ -32,7 +36,9 @@ func Recordings(w io.Writer, r *api.SourceRecordings) {
 	if r.Guidance != "" {
 		item(w, "", r.Guidance)
 	}
-	if r.Total == 0 && r.LinkedTotal > 0 {
+	// Said once: the API's guidance for recordings none of which can be
+	// read already says that the document's content is the account.
+	if r.Total == 0 && r.LinkedTotal > 0 && !strings.Contains(r.Guidance, "authoritative account") {
 		fmt.Fprintln(w, "An empty list is normal: the document's own content is the authoritative account.")
 	}
 	for _, rec := range r.SourceRecordings {

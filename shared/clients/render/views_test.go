@@ -72,12 +72,24 @@ func TestRecordings(t *testing.T) {
 			Steps:     []string{"Opened Okta", "Clicked Reset"}}}}
 	var b bytes.Buffer
 	Recordings(&b, r)
-	contains(t, b.String(), "1 of the 3 recordings behind this document is shared (2 private).", "2 of the 3 recordings are private.",
+	// The private count is said once, by the API's guidance (issue 38).
+	if strings.Count(b.String(), "private") != 1 {
+		t.Errorf("the private recordings are told of more than once:\n%s", b.String())
+	}
+	contains(t, b.String(), "1 of the 3 recordings behind this document is shared.\n", "2 of the 3 recordings are private.",
 		"## Reset, recorded Thu\nrec_1 · processed · recorded 2026-01-08 21:25 UTC", "- Q: Why?\n  A: Because.", "Steps:\n1. Opened Okta\n2. Clicked Reset")
 
 	b.Reset()
 	Recordings(&b, &api.SourceRecordings{LinkedTotal: 3, PrivateTotal: 3, Guidance: "The Individual plan cannot share."})
 	contains(t, b.String(), "None of the 3 recordings", "The Individual plan cannot share.", "An empty list is normal")
+	b.Reset()
+	Recordings(&b, &api.SourceRecordings{LinkedTotal: 2, PrivateTotal: 2, Guidance: "All 2 recordings are private; the document's own content is the authoritative account."})
+	if strings.Count(b.String(), "authoritative account") != 1 {
+		t.Errorf("the document's content is said to be the account more than once:\n%s", b.String())
+	}
+	b.Reset()
+	Recordings(&b, &api.SourceRecordings{Total: 1, LinkedTotal: 3, PrivateTotal: 2})
+	contains(t, b.String(), "1 of the 3 recordings behind this document is shared (2 private).")
 	// One recording reads as one; blank steps are left out and the rest
 	// numbered in order; a blank answer is marked, not left dangling.
 	b.Reset()
