@@ -89,8 +89,8 @@ type Config struct {
 	Timeout time.Duration
 	// MaxRetries is the number of retries of a query-sized request after a
 	// throttled, failed or unanswered attempt; 0 means DefaultMaxRetries
-	// and a negative value turns them off. Bulk batches are retried for
-	// embedcall.Patience whatever it says, unless it is negative.
+	// and a negative value turns them off. Bulk batches are retried until
+	// their waits add up to embedcall.Patience, whatever it says.
 	MaxRetries int
 	// HTTPClient, when set, replaces the client New builds, e.g. to add a
 	// proxy or custom TLS roots. Its Timeout should be 0: each request's
