@@ -35,8 +35,11 @@ func TestScriptInstallsDynaliteOnly(t *testing.T) {
 	bin := t.TempDir()
 	log := filepath.Join(t.TempDir(), "calls")
 	recorder := "#!/bin/sh\necho \"$(basename \"$0\") $*\" >> " + log + "\n"
-	for _, name := range []string{"npm", "go"} {
-		if err := os.WriteFile(filepath.Join(bin, name), []byte(recorder), 0o755); err != nil {
+	// go build -o FILE writes a FILE that records how it is run, as the
+	// stand-in's own command line.
+	goBuild := recorder + "if [ \"$1\" = build ] && [ \"$2\" = -o ]; then mkdir -p \"$(dirname \"$3\")\"; printf '%s' '" + recorder + "' > \"$3\"; chmod +x \"$3\"; fi\n"
+	for name, body := range map[string]string{"npm": recorder, "go": goBuild} {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte(body), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -54,8 +57,8 @@ func TestScriptInstallsDynaliteOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	calls := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if len(calls) != 2 {
-		t.Fatalf("calls: %q, want one npm install and one go run", calls)
+	if len(calls) != 3 {
+		t.Fatalf("calls: %q, want one npm install, one go build and the stand-in", calls)
 	}
 	if !strings.HasPrefix(calls[0], "npm install") || !strings.Contains(calls[0], "dynalite@") {
 		t.Errorf("first call %q, want npm install of dynalite", calls[0])
@@ -65,7 +68,12 @@ func TestScriptInstallsDynaliteOnly(t *testing.T) {
 			t.Errorf("scripts/standin installs the MCP inspector: %q", c)
 		}
 	}
-	if want := "go run ./internal/standin/cmd/standin -c search=embedded --customer acme"; calls[1] != want {
+	// Built first (with a line on screen), then run: go run would build
+	// in silence.
+	if want := "go build -o .tools/standin/standin ./internal/standin/cmd/standin"; calls[1] != want {
 		t.Errorf("second call %q, want %q", calls[1], want)
+	}
+	if want := "standin -c search=embedded --customer acme"; calls[2] != want {
+		t.Errorf("third call %q, want %q", calls[2], want)
 	}
 }
