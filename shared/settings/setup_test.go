@@ -18,12 +18,12 @@ func TestRules(t *testing.T) {
 	if def != search.DefaultRules(titan) {
 		t.Errorf("no overrides: %+v", def)
 	}
-	o, err := Rules{SemanticThreshold: 0.6, RecordingsThreshold: 0.7, Weights: "semantic=0.25, lexical=0.55", Feedback: "off"}.Build(titan)
+	o, err := Rules{SemanticThreshold: 0.6, RecordingsThreshold: 0.7, Weights: "semantic=0.1, lexical=0.6", Feedback: "off"}.Build(titan)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := def
-	want.SemanticThreshold, want.RecordingsThreshold, want.Weights.Semantic, want.Weights.Lexical = 0.6, 0.7, 0.25, 0.55
+	want.SemanticThreshold, want.RecordingsThreshold, want.Weights.Semantic, want.Weights.Lexical = 0.6, 0.7, 0.1, 0.6
 	want.Feedback.Docs = 0
 	// Thresholds set explicitly are marked so: a calibration leaves them.
 	want.Fixed = search.FixedSemantic | search.FixedRecordings
