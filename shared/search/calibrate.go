@@ -193,7 +193,7 @@ func Calibrate(ctx context.Context, e Embedder, docs []IndexDoc, known func(word
 	}
 	nq := len(texts)
 	for range calibrationGibberish {
-		texts = append(texts, gibberish(rng, known))
+		texts = append(texts, RandomLetters(rng, known))
 	}
 	vecs, err := e.Embed(ctx, texts)
 	if err != nil {
@@ -325,9 +325,11 @@ func at(sorted []float32, p float64) float64 {
 	return float64(sorted[min(len(sorted)-1, int(p*float64(len(sorted))))])
 }
 
-// gibberish is a string of random letters, 1 to 3 words of 4 to 12
-// letters, none of them a word of the corpus (known).
-func gibberish(rng *rand.Rand, known func(string) bool) string {
+// RandomLetters is a string of random letters, 1 to 3 words of 4 to 12
+// letters, none of them a word of the corpus when known is set: the query
+// that docs/api.md says must match nothing (the calibration's gibberish,
+// and the tests' random queries).
+func RandomLetters(rng *rand.Rand, known func(string) bool) string {
 	words := make([]string, 1+rng.IntN(3))
 	for i := range words {
 		for {

@@ -83,15 +83,7 @@ func TestRandomLettersMatchNothingByMeaning(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 7))
 	fallbacks := 0
 	for range 1000 {
-		ws := make([]string, 1+rng.IntN(3))
-		for i := range ws {
-			b := make([]byte, 4+rng.IntN(9))
-			for j := range b {
-				b[j] = byte('a' + rng.IntN(26))
-			}
-			ws[i] = string(b)
-		}
-		q := strings.Join(ws, " ")
+		q := search.RandomLetters(rng, nil)
 		got, err := s.Search(t.Context(), search.Request{Text: q, Libraries: libs, Limit: 5})
 		if err != nil {
 			t.Fatal(err)

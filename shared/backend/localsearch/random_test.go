@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	doclib "github.com/doclib/doclib/shared"
@@ -85,15 +84,7 @@ func TestRandomLettersGetTheFallback(t *testing.T) {
 			rng := rand.New(rand.NewPCG(13, 7))
 			unrelated := 0
 			for range 1000 {
-				words := make([]string, 1+rng.IntN(3))
-				for i := range words {
-					b := make([]byte, 4+rng.IntN(9))
-					for j := range b {
-						b[j] = byte('a' + rng.IntN(26))
-					}
-					words[i] = string(b)
-				}
-				q := strings.Join(words, " ")
+				q := search.RandomLetters(rng, nil)
 				if near.relates(q) {
 					continue // a word of the corpus, or within its edits: it may match
 				}
