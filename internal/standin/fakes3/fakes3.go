@@ -78,6 +78,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.multipart(w, r) {
 		return
 	}
+	w, r, answered := s.serveRange(w, r)
+	if answered {
+		return
+	}
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
 		w = &dropEmpty{ResponseWriter: w}
 	}
