@@ -72,16 +72,53 @@ func (b *Blobs) Get(ctx context.Context, key string, opt snapshot.GetOptions) (i
 	if opt.IfNoneMatch != "" {
 		in.IfNoneMatch = aws.String(opt.IfNoneMatch)
 	}
+	if opt.Length > 0 {
+		in.Range = aws.String(fmt.Sprintf("bytes=%d-%d", opt.Offset, opt.Offset+opt.Length-1))
+	}
 	out, err := b.client.GetObject(ctx, in)
 	if err != nil {
 		what := "reading " + b.name(key)
 		if opt.Version != "" {
 			what += " version " + opt.Version
 		}
+		if opt.Length > 0 {
+			what += fmt.Sprintf(" bytes %d to %d", opt.Offset, opt.Offset+opt.Length-1)
+		}
 		return nil, snapshot.Object{}, b.fail(what, err)
 	}
-	return out.Body, snapshot.Object{ETag: aws.ToString(out.ETag), Version: aws.ToString(out.VersionId),
-		Size: aws.ToInt64(out.ContentLength)}, nil
+	obj := snapshot.Object{ETag: aws.ToString(out.ETag), Version: aws.ToString(out.VersionId), Size: aws.ToInt64(out.ContentLength)}
+	if opt.Length <= 0 {
+		return out.Body, obj, nil
+	}
+	// A 206 says the whole size in Content-Range ("bytes 0-9/10"); a server
+	// that ignored the range sent the whole object, of which the range is
+	// cut here.
+	if cr := aws.ToString(out.ContentRange); cr != "" {
+		first, total, ok := contentRange(cr)
+		if !ok || first != opt.Offset {
+			out.Body.Close()
+			return nil, snapshot.Object{}, fmt.Errorf("reading %s: asked for bytes from %d, answered %q", b.name(key), opt.Offset, cr)
+		}
+		obj.Size = total
+		return out.Body, obj, nil
+	}
+	if _, err := io.CopyN(io.Discard, out.Body, opt.Offset); err != nil {
+		out.Body.Close()
+		return nil, snapshot.Object{}, fmt.Errorf("reading %s up to byte %d: %w", b.name(key), opt.Offset, err)
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{io.LimitReader(out.Body, opt.Length), out.Body}, obj, nil
+}
+
+// contentRange reads "bytes first-last/total".
+func contentRange(s string) (first, total int64, ok bool) {
+	var last int64
+	if _, err := fmt.Sscanf(s, "bytes %d-%d/%d", &first, &last, &total); err != nil || first > last || last >= total {
+		return 0, 0, false
+	}
+	return first, total, true
 }
 
 // Put writes body, size bytes, as key's new current version if cond holds.
@@ -206,6 +243,8 @@ func (b *Blobs) fail(what string, err error) error {
 	case status == http.StatusPreconditionFailed || code == "PreconditionFailed" ||
 		code == "ConditionalRequestConflict":
 		return &mapped{what: what, is: snapshot.ErrConflict, cause: err}
+	case status == http.StatusRequestedRangeNotSatisfiable || code == "InvalidRange":
+		return &mapped{what: what, is: snapshot.ErrRange, cause: err}
 	case code == "NoSuchBucket":
 		return fmt.Errorf("%s: the bucket %s does not exist: %w", what, b.bucket, err)
 	case code == "AccessDenied":
@@ -228,6 +267,8 @@ func (e *mapped) Error() string {
 		return e.what + ": no such object"
 	case snapshot.ErrNotModified:
 		return e.what + ": not modified"
+	case snapshot.ErrRange:
+		return e.what + ": the range starts past the object's end"
 	default:
 		return e.what + ": the object changed since it was read (precondition failed)"
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -389,6 +390,54 @@ func TestDelete(t *testing.T) {
 		}
 		if err := b.Delete(ctx, "snapshots/segments/never.seg"); err != nil {
 			t.Fatalf("deleting a missing key: %v", err)
+		}
+	})
+}
+
+// TestRangedReads reads byte ranges through the SDK from the stand-in's
+// S3, which serves Range as S3 does: the bytes asked for, fewer at the
+// end, the whole object's size from Content-Range, a version's bytes after
+// the key is deleted, ErrRange past the end; and the whole object is cut
+// to the range if a server ignores it.
+func TestRangedReads(t *testing.T) {
+	both(t, func(t *testing.T, tls bool) {
+		ignore, asked := false, ""
+		b, _ := fakeBehind(t, tls, func(w http.ResponseWriter, r *http.Request) bool {
+			asked = r.Header.Get("Range")
+			if ignore {
+				r.Header.Del("Range")
+			}
+			return false
+		})
+		body := strings.Repeat("0123456789", 1000)
+		first := put(t, b, "snapshots/segments/s.seg", body, snapshot.Condition{})
+		for _, tc := range []struct {
+			offset, n int64
+			want      string
+		}{{3, 4, "3456"}, {9_998, 10, "89"}, {0, 1, "0"}} {
+			for _, ignored := range []bool{false, true} {
+				ignore = ignored
+				got, o, err := get(t, b, "snapshots/segments/s.seg", snapshot.GetOptions{Offset: tc.offset, Length: tc.n})
+				if err != nil || got != tc.want || o.Size != int64(len(body)) || o.Version != first.Version {
+					t.Errorf("bytes %d+%d (range ignored %v): %q %+v %v; want %q of %d bytes", tc.offset, tc.n, ignored, got, o, err, tc.want, len(body))
+				}
+				if want := fmt.Sprintf("bytes=%d-%d", tc.offset, tc.offset+tc.n-1); asked != want {
+					t.Errorf("asked for %q, want %q", asked, want)
+				}
+			}
+		}
+		ignore = false
+		if _, _, err := get(t, b, "snapshots/segments/s.seg", snapshot.GetOptions{Offset: 10_000, Length: 1}); !errors.Is(err, snapshot.ErrRange) {
+			t.Errorf("past the end: %v, want ErrRange", err)
+		}
+		if err := b.Delete(context.Background(), "snapshots/segments/s.seg"); err != nil {
+			t.Fatal(err)
+		}
+		if got, _, err := get(t, b, "snapshots/segments/s.seg", snapshot.GetOptions{Version: first.Version, Offset: 5, Length: 2}); err != nil || got != "56" {
+			t.Errorf("a version of a deleted key: %q %v", got, err)
+		}
+		if _, _, err := get(t, b, "snapshots/segments/s.seg", snapshot.GetOptions{Offset: 5, Length: 2}); !errors.Is(err, snapshot.ErrNotFound) {
+			t.Errorf("the deleted key: %v, want ErrNotFound", err)
 		}
 	})
 }

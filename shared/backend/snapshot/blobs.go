@@ -49,6 +49,12 @@ type GetOptions struct {
 	// IfNoneMatch is an ETag: Get answers ErrNotModified when the current
 	// version still has it.
 	IfNoneMatch string
+	// Offset and Length, when Length > 0, read bytes [Offset,
+	// Offset+Length) of the object only (S3's Range: bytes=first-last):
+	// the body holds those bytes, or fewer when the object ends first, and
+	// Object.Size is still the whole object's size. An Offset at or past
+	// the object's end is ErrRange (S3's 416).
+	Offset, Length int64
 }
 
 // Condition is the precondition of a Put (S3's conditional writes).
@@ -70,4 +76,5 @@ var (
 	ErrNotFound    = errors.New("snapshot: no such object")
 	ErrNotModified = errors.New("snapshot: not modified")
 	ErrConflict    = errors.New("snapshot: the object changed since it was read")
+	ErrRange       = errors.New("snapshot: the range starts past the object's end")
 )

@@ -80,7 +80,7 @@ func (d *Dir) Get(ctx context.Context, key string, opt GetOptions) (io.ReadClose
 			body.Close()
 			return nil, Object{}, ErrNotModified
 		}
-		return body, obj, nil
+		return ranged(key, body, obj, opt)
 	}
 	f, st, err := openRegular(p)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -89,7 +89,33 @@ func (d *Dir) Get(ctx context.Context, key string, opt GetOptions) (io.ReadClose
 	if err != nil {
 		return nil, Object{}, fmt.Errorf("get %s: %w", key, err)
 	}
-	return f, Object{Size: st.Size()}, nil
+	return ranged(key, f, Object{Size: st.Size()}, opt)
+}
+
+// ranged is what body, the whole of obj (an open file, or the bytes of a
+// small one), holds of opt's range.
+func ranged(key string, body io.ReadCloser, obj Object, opt GetOptions) (io.ReadCloser, Object, error) {
+	if opt.Length <= 0 {
+		return body, obj, nil
+	}
+	if opt.Offset < 0 || opt.Offset >= obj.Size {
+		body.Close()
+		return nil, Object{}, fmt.Errorf("get %s: bytes %d to %d of %d: %w", key, opt.Offset, opt.Offset+opt.Length-1, obj.Size, ErrRange)
+	}
+	if f, ok := body.(io.ReaderAt); ok {
+		return sectionFile{io.NewSectionReader(f, opt.Offset, opt.Length), body}, obj, nil
+	}
+	if _, err := io.CopyN(io.Discard, body, opt.Offset); err != nil {
+		body.Close()
+		return nil, Object{}, fmt.Errorf("get %s: %w", key, err)
+	}
+	return sectionFile{io.LimitReader(body, opt.Length), body}, obj, nil
+}
+
+// sectionFile reads a range of a file, and closes the file.
+type sectionFile struct {
+	io.Reader
+	io.Closer
 }
 
 // maxSmall bounds what is read whole to compute an ETag: the manifest and

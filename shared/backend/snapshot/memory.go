@@ -90,7 +90,24 @@ func (m *Memory) Get(ctx context.Context, key string, opt GetOptions) (io.ReadCl
 	if opt.IfNoneMatch != "" && opt.IfNoneMatch == vs[len(vs)-1].etag {
 		return nil, Object{}, ErrNotModified
 	}
-	return io.NopCloser(bytes.NewReader(v.data)), Object{ETag: v.etag, Version: v.id, Size: int64(len(v.data))}, nil
+	obj := Object{ETag: v.etag, Version: v.id, Size: int64(len(v.data))}
+	data, err := inRange(v.data, opt)
+	if err != nil {
+		return nil, Object{}, fmt.Errorf("get %s: %w", key, err)
+	}
+	return io.NopCloser(bytes.NewReader(data)), obj, nil
+}
+
+// inRange is the part of data that opt's range asks for (all of it without
+// one).
+func inRange(data []byte, opt GetOptions) ([]byte, error) {
+	if opt.Length <= 0 {
+		return data, nil
+	}
+	if opt.Offset < 0 || opt.Offset >= int64(len(data)) {
+		return nil, fmt.Errorf("bytes %d to %d of %d: %w", opt.Offset, opt.Offset+opt.Length-1, len(data), ErrRange)
+	}
+	return data[opt.Offset:min(int64(len(data)), opt.Offset+opt.Length)], nil
 }
 
 // Put implements Blobs.
