@@ -1,6 +1,8 @@
 // Package fakes3 is S3 in a test process: gofakes3 over its in-memory
-// backend, with S3's decoding of aws-chunked uploads and S3's refusals of
-// multipart uploads (multipart.go) in front of it.
+// backend, with S3's decoding of aws-chunked uploads, S3's refusals of
+// multipart uploads (multipart.go) and S3's answers to ranged GETs
+// (ranges.go) in front of it, and, when set, a model of S3's speed that
+// also logs every request with its bytes (speed.go).
 //
 // The AWS SDK for Go v2 sends PutObject's body over HTTPS as aws-chunked
 // with x-amz-content-sha256 STREAMING-UNSIGNED-PAYLOAD-TRAILER and a CRC32
@@ -38,6 +40,7 @@ type Server struct {
 	Faker   *gofakes3.GoFakeS3
 	handler http.Handler
 	uploads uploads
+	meter   meter // the speed model and the log of requests (speed.go)
 }
 
 // New starts an empty fake (no buckets).
@@ -63,6 +66,8 @@ func (s *Server) CreateBucket(name string, versioned bool) error {
 
 // ServeHTTP serves S3's REST API, path-style (/bucket/key).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w, done := s.start(w, r)
+	defer done()
 	if isAWSChunked(r) && r.Header.Get("X-Amz-Content-Sha256") != "STREAMING-AWS4-HMAC-SHA256-PAYLOAD" {
 		r2, err := decodeChunked(r)
 		if err != nil {
