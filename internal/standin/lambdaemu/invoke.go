@@ -131,6 +131,7 @@ func (p *Pool) finish(res Result, ev *event, start time.Time, initDuration time.
 		res.FunctionError = "Unhandled"
 	}
 	took := time.Since(start) - initDuration
+	res.Duration = took
 	line := fmt.Sprintf("REPORT RequestId: %s\tDuration: %.2f ms\tBilled Duration: %d ms\tMemory Size: %d MB",
 		ev.id, float64(took)/float64(time.Millisecond), took.Milliseconds()+1, p.fn.MemoryMB)
 	if pr != nil {

@@ -117,6 +117,9 @@ type Result struct {
 	// rounded up, as Lambda's REPORT line gives "Max Memory Used"; 0 where
 	// the host does not say (it is read from /proc on Linux).
 	MaxMemoryMB int
+	// Duration is the REPORT line's: the invoke without its init, what
+	// Lambda bills as the handler's time.
+	Duration time.Duration
 }
 
 // ColdStart is one process start of an instance, for measuring what init

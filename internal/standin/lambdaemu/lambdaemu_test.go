@@ -516,6 +516,27 @@ func TestColdStarts(t *testing.T) {
 	}
 }
 
+// TestDuration: an invoke's Duration is its handler's time, without the
+// init that came before it. Checked against the invoke as the caller timed
+// it, which holds both: no bound on how slow the machine is.
+func TestDuration(t *testing.T) {
+	p := start(t, "fn", Function{Timeout: 5 * time.Second, Env: map[string]string{"INIT_MODE": "slow", "INIT_SLEEP": "300ms"}})
+	begin := time.Now()
+	res := invoke(t, p, `{"op":"sleep","ms":200}`)
+	wall := time.Since(begin)
+	cs := p.ColdStarts()
+	if res.FunctionError != "" || len(cs) != 1 || cs[0].Init < 300*time.Millisecond {
+		t.Fatalf("invoke %+v, cold starts %+v: want one cold start of 300 ms or more", res, cs)
+	}
+	if res.Duration < 200*time.Millisecond || res.Duration+cs[0].Init > wall {
+		t.Errorf("Duration %s, init %s, the invoke took %s: want the 200 ms handler and not the init", res.Duration, cs[0].Init, wall)
+	}
+	warm := invoke(t, p, `{"op":"sleep","ms":50}`)
+	if warm.Cold || warm.Duration < 50*time.Millisecond {
+		t.Errorf("a warm invoke's Duration %s, want the 50 ms handler", warm.Duration)
+	}
+}
+
 // TestClose: Close stops every process, and the pool refuses invokes after.
 func TestClose(t *testing.T) {
 	p := Start(Function{Name: "doclib-test-close", Path: binaries["fn"], MaxConcurrency: 2})
