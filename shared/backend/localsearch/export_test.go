@@ -14,3 +14,16 @@ func (x *Index) Semantic(q []float32, threshold float64) (ids []string, cos []fl
 	}
 	return ids, cos, exact
 }
+
+// StopOnly lists, per document ID, the terms it holds only as a stop word,
+// as a segment file stores them.
+func (x *Index) StopOnly() map[string][]string {
+	off, stops := x.stopOnly()
+	out := map[string][]string{}
+	for d := range x.docs {
+		for _, t := range stops[off[d]:off[d+1]] {
+			out[x.docs[d].ID] = append(out[x.docs[d].ID], x.termName[t])
+		}
+	}
+	return out
+}

@@ -83,6 +83,13 @@ type Index struct {
 	activity []uint32
 	byID     []uint32
 
+	// The libraries that hold each term, and where their postings begin in
+	// its list: term t's entries are termLib[termLibOff[t]:termLibOff[t+1]].
+	// A segment opened by range reads the postings of the visible
+	// libraries only, and counts a term's documents without reading them.
+	termLibOff []uint32
+	termLib    []termLib
+
 	// whole is the index as a segment of its own, every document live.
 	whole *segment
 
@@ -100,6 +107,12 @@ type termCount struct {
 type posting struct {
 	doc         uint32
 	title, body uint16
+}
+
+// termLib is a library that holds a term, and where its postings begin in
+// the term's list.
+type termLib struct {
+	lib, start uint32
 }
 
 // Options of a build.
@@ -654,6 +667,7 @@ func (x *Index) buildLexical(ctx context.Context, n int, text func(i int) (title
 		x.post = append(x.post, lists[terms[t]]...)
 		x.postOff = append(x.postOff, uint32(len(x.post)))
 	}
+	x.setTermLibs()
 	return x.setVocabulary(vocab)
 }
 

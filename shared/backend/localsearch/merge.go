@@ -224,6 +224,7 @@ func merge(ctx context.Context, segs []*segment, e search.Embedder) (*Index, err
 		}
 		x.fwdOff = append(x.fwdOff, uint32(len(x.fwd)))
 	}
+	x.setTermLibs()
 	if err := x.setVocabulary(vocab); err != nil {
 		return nil, err
 	}

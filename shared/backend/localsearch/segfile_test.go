@@ -8,8 +8,10 @@ import (
 	"hash/crc32"
 	"math/rand/v2"
 	"os"
+	"reflect"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/doclib/doclib/internal/suites/embedtest"
@@ -186,8 +188,8 @@ func FuzzReadSegment(f *testing.F) {
 }
 
 // TestCraftedSegmentCountsAreBounded gives a small segment of each format,
-// checksum and all, counts of billions: each is refused before anything is
-// allocated for it.
+// checksum and all, counts of billions (and block sizes that are not one):
+// each is refused before anything is allocated for it.
 func TestCraftedSegmentCountsAreBounded(t *testing.T) {
 	e := embedtest.Named{Name: "fixed-16", Dims: 16}
 	x, err := localsearch.FromDocs(context.Background(), smallDocs(), e, localsearch.Options{})
@@ -195,23 +197,33 @@ func TestCraftedSegmentCountsAreBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	craftCounts(t, segmentBytes(t, x, nil), e)
-	v1, err := os.ReadFile("testdata/segment-v1.seg")
-	if err != nil {
-		t.Fatal(err)
-	}
 	h, err := offline.NewHashing(0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	craftCounts(t, v1, h)
+	for _, name := range []string{"testdata/segment-v1.seg", "testdata/segment-v2.seg"} {
+		old, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		craftCounts(t, old, h)
+	}
 }
 
 func craftCounts(t *testing.T, file []byte, e search.Embedder) {
 	t.Helper()
 	castagnoli := crc32.MakeTable(crc32.Castagnoli)
 	format := binary.LittleEndian.Uint32(file[16:])
-	for i := range 11 {
-		for _, v := range []uint64{1 << 30, 1<<40 - 1, 1 << 62, 1<<64 - 1} {
+	n := 11
+	if format >= 3 {
+		n = 14
+	}
+	for i := range n {
+		values := []uint64{1 << 30, 1<<40 - 1, 1 << 62, 1<<64 - 1}
+		if i == 13 { // the block size
+			values = append(values, 0, 1, 4095, 3<<12, 64<<10+1)
+		}
+		for _, v := range values {
 			bad := bytes.Clone(file)
 			binary.LittleEndian.PutUint64(bad[24+8*i:], v)
 			binary.LittleEndian.PutUint32(bad[len(bad)-4:], crc32.Checksum(bad[:len(bad)-4], castagnoli))
@@ -229,20 +241,15 @@ func craftCounts(t *testing.T, file []byte, e search.Embedder) {
 	}
 }
 
-// TestReadsFormat1Segments: a segment of format 1 (float32 vectors, written
-// by the version before quantization; testdata/segment-v1.seg holds the
-// first 20 documents of the demo generator, embedded by the offline hashing
-// embedder, and deletes doc_gone) is read, its vectors quantized as it is
-// read: the index is the one FromDocs builds today from the same documents,
-// byte for byte when written again.
-func TestReadsFormat1Segments(t *testing.T) {
-	file, err := os.ReadFile("testdata/segment-v1.seg")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v := binary.LittleEndian.Uint32(file[16:]); v != 1 {
-		t.Fatalf("the fixture is of format %d", v)
-	}
+// TestReadsEarlierFormats: segments of format 1 (float32 vectors, written
+// by the version before quantization) and 2 (quantized, in one part,
+// written before the hot and cold parts): testdata/segment-v1.seg and
+// segment-v2.seg hold the first 20 documents of the demo generator,
+// embedded by the offline hashing embedder, and delete doc_gone. Each is
+// read, format 1's vectors quantized as they are read: the index is the
+// one FromDocs builds today from the same documents, byte for byte when
+// written again.
+func TestReadsEarlierFormats(t *testing.T) {
 	d, err := dataset.Validate(demo.Generate(demo.Options{Documents: 20}))
 	if err != nil {
 		t.Fatal(err)
@@ -251,24 +258,109 @@ func TestReadsFormat1Segments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x, deleted, err := readSegment(file, h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(deleted, []string{"doc_gone"}) {
-		t.Fatalf("deleted %q; want doc_gone", deleted)
-	}
 	want, err := localsearch.FromDocs(context.Background(), indexDocs(t, d, h), h, localsearch.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(segmentBytes(t, x, deleted), segmentBytes(t, want, deleted)) {
-		t.Fatal("the format 1 segment, read and written again, differs from the index FromDocs builds")
+	for format, name := range []string{1: "testdata/segment-v1.seg", 2: "testdata/segment-v2.seg"} {
+		if name == "" {
+			continue
+		}
+		file, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := binary.LittleEndian.Uint32(file[16:]); v != uint32(format) {
+			t.Fatalf("%s is of format %d", name, v)
+		}
+		x, deleted, err := readSegment(file, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(deleted, []string{"doc_gone"}) {
+			t.Fatalf("format %d: deleted %q; want doc_gone", format, deleted)
+		}
+		if !bytes.Equal(segmentBytes(t, x, deleted), segmentBytes(t, want, deleted)) {
+			t.Fatalf("the format %d segment, read and written again, differs from the index FromDocs builds", format)
+		}
+		// A flipped bit in its vectors is caught by the checksum.
+		bad := slices.Clone(file)
+		bad[len(bad)/2] ^= 1
+		if _, _, err := readSegment(bad, h); !errors.Is(err, localsearch.ErrSegment) {
+			t.Fatalf("a corrupt format %d segment: %v; want ErrSegment", format, err)
+		}
 	}
-	// A flipped bit in its vectors is caught by the checksum.
-	bad := slices.Clone(file)
-	bad[len(bad)/2] ^= 1
-	if _, _, err := readSegment(bad, h); !errors.Is(err, localsearch.ErrSegment) {
-		t.Fatalf("a corrupt format 1 segment: %v; want ErrSegment", err)
+}
+
+// TestStopOnlyTerms: a segment lists, per document, the terms it holds
+// only as a stop word, which its words (stop words left out) lack: "have"
+// for a document that has the word "have", not for one that also has
+// "haves", whose stem is "have".
+func TestStopOnlyTerms(t *testing.T) {
+	e := embedtest.Named{Name: "fixed-16", Dims: 16}
+	v := make([]float32, 16)
+	v[0] = 1
+	docs := []search.IndexDoc{
+		{Doc: search.Doc{ID: "doc_1", LibraryID: "lib"}, Title: "We have a plan", Vector: v},
+		{Doc: search.Doc{ID: "doc_2", LibraryID: "lib"}, Title: "The haves and the have nots", Vector: v},
+		{Doc: search.Doc{ID: "doc_3", LibraryID: "lib"}, Title: "Budget plan", Vector: v},
+	}
+	x, err := localsearch.FromDocs(context.Background(), docs, e, localsearch.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := x.StopOnly()
+	want := map[string][]string{"doc_1": {"a", "have", "we"}, "doc_2": {"and", "the"}} // "not" is nots' stem
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("stop-only terms %v, want %v", got, want)
+	}
+	// Read back, a segment holds the same.
+	y, _, err := readSegment(segmentBytes(t, x, nil), e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(y.StopOnly(), want) {
+		t.Fatalf("read back: %v", y.StopOnly())
+	}
+}
+
+// TestColdBlocksAreChecked writes a segment in small blocks and changes
+// one byte of each block of its cold part, with the file's CRC made valid
+// again: the reader refuses each for the block's own CRC, which the hot
+// part lists.
+func TestColdBlocksAreChecked(t *testing.T) {
+	d, err := dataset.Validate(demo.Generate(demo.Options{Documents: 60}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := offline.NewHashing(64, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := localsearch.FromDocs(context.Background(), indexDocs(t, d, e), e, localsearch.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	info, err := localsearch.WriteSegmentBlocks(&buf, x, nil, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := buf.Bytes()
+	if got := crc32.Checksum(file[:info.HotBytes], crc32.MakeTable(crc32.Castagnoli)); got != info.HotCRC {
+		t.Fatalf("the hot part sums to %08x, WriteSegmentBlocks says %08x", got, info.HotCRC)
+	}
+	cold := int64(len(file)) - 4 - info.HotBytes
+	if cold < 3*4096 {
+		t.Fatalf("a cold part of %d bytes: too few blocks to test", cold)
+	}
+	castagnoli := crc32.MakeTable(crc32.Castagnoli)
+	for at := info.HotBytes + 100; at < int64(len(file))-4; at += 4096 {
+		bad := bytes.Clone(file)
+		bad[at] ^= 0x10
+		binary.LittleEndian.PutUint32(bad[len(bad)-4:], crc32.Checksum(bad[:len(bad)-4], castagnoli))
+		if _, _, err := readSegment(bad, e); !errors.Is(err, localsearch.ErrSegment) || !strings.Contains(err.Error(), "block") {
+			t.Errorf("byte %d of the cold part changed: %v; want a block's CRC refused", at-info.HotBytes, err)
+		}
 	}
 }

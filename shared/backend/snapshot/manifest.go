@@ -96,6 +96,14 @@ type SegmentRef struct {
 	CRC32C    string `json:"crc32c"`
 	Documents int    `json:"documents"`
 	Deleted   int    `json:"deleted"`
+	// HotBytes and HotCRC32C name a segment's hot part (format 3 on), its
+	// first HotBytes bytes: what a search instance reads at start. The hot
+	// part holds the CRC-32C of every block of the rest, which the instance
+	// reads by range, so that every byte it uses is checked though it never
+	// reads the whole file that CRC32C sums. Added after format 1 was
+	// fixed: a segment without them is read whole.
+	HotBytes  int64  `json:"hot_bytes,omitempty"`
+	HotCRC32C string `json:"hot_crc32c,omitempty"`
 }
 
 // FileRef names an object that an index needs besides its segments, with
@@ -315,7 +323,8 @@ func (m *Manifest) check() error {
 	}
 	seen := make(map[string]bool, len(m.Segments))
 	for _, s := range m.Segments {
-		if !strings.HasPrefix(s.Key, SegmentPrefix) || seen[s.Key] || s.Bytes <= 0 || s.Documents < 0 || s.Deleted < 0 || !isHex(s.CRC32C, 4) {
+		if !strings.HasPrefix(s.Key, SegmentPrefix) || seen[s.Key] || s.Bytes <= 0 || s.Documents < 0 || s.Deleted < 0 || !isHex(s.CRC32C, 4) ||
+			s.HotBytes < 0 || s.HotBytes >= s.Bytes || (s.HotBytes > 0) != (s.HotCRC32C != "") || s.HotCRC32C != "" && !isHex(s.HotCRC32C, 4) {
 			return fmt.Errorf("snapshot: the manifest names segment %q of %d bytes: %w", s.Key, s.Bytes, ErrCorrupt)
 		}
 		seen[s.Key] = true
@@ -384,16 +393,17 @@ func writeSegment(ctx context.Context, b Blobs, seq uint64, x *localsearch.Index
 		return nil, err
 	}
 	key := fmt.Sprintf("%s%012d-%s.seg", SegmentPrefix, seq, hex.EncodeToString(salt[:]))
-	var sum uint32
+	var info localsearch.SegmentInfo
 	obj, err := b.PutStream(ctx, key, func(w io.Writer) error {
 		var err error
-		_, sum, err = localsearch.WriteSegment(w, x, deleted)
+		info, err = localsearch.WriteSegmentBlocks(w, x, deleted, localsearch.DefaultBlockSize)
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: write segment %s: %w", key, err)
 	}
-	ref := SegmentRef{Key: key, Bytes: obj.Size, CRC32C: fmt.Sprintf("%08x", sum), Documents: x.Stats().Documents, Deleted: len(deleted)}
+	ref := SegmentRef{Key: key, Bytes: obj.Size, CRC32C: fmt.Sprintf("%08x", info.CRC), Documents: x.Stats().Documents, Deleted: len(deleted),
+		HotBytes: info.HotBytes, HotCRC32C: fmt.Sprintf("%08x", info.HotCRC)}
 	return &segment{ref: ref, x: x, deleted: deleted}, nil
 }
 
