@@ -85,7 +85,7 @@ func TestMergesKeepEveryChange(t *testing.T) {
 	if merges < 10 {
 		t.Errorf("%d merges in 80 commits", merges)
 	}
-	t.Logf("%d merges; %d segments in service, %d objects written", merges, f.Current().Segments, len(m.Keys(SegmentPrefix)))
+	t.Logf("%d merges; %d segments in service, %d objects written", merges, f.Current().Segments, len(segmentKeys(m)))
 }
 
 func someKey(rng *rand.Rand, m map[string]bool) string {
@@ -262,7 +262,7 @@ func TestRetiredSegmentsAreDeleted(t *testing.T) {
 	commit("a")
 	commit("b")
 	commit("c") // the third: merged with the other two
-	if n := len(m.Keys(SegmentPrefix)); n != 4 {
+	if n := len(segmentKeys(m)); n != 4 {
 		t.Fatalf("%d segments in the bucket after a merge of 3; want them and the merged one", n)
 	}
 	man, _, err := ReadManifest(ctx, m, "")
@@ -274,12 +274,12 @@ func TestRetiredSegmentsAreDeleted(t *testing.T) {
 	}
 	c.Add(DefaultRetireAfter - time.Second)
 	commit("d")
-	if n := len(m.Keys(SegmentPrefix)); n != 5 {
+	if n := len(segmentKeys(m)); n != 5 {
 		t.Fatalf("%d segments before RetireAfter passed; none may be deleted yet", n)
 	}
 	c.Add(2 * time.Second)
 	commit("e")
-	if got := m.Keys(SegmentPrefix); len(got) != 3 {
+	if got := segmentKeys(m); len(got) != 3 {
 		t.Fatalf("after RetireAfter: %v; want the merged segment and the two after it", got)
 	}
 	// A reindex retires every segment; later publishes delete them.
@@ -288,7 +288,7 @@ func TestRetiredSegmentsAreDeleted(t *testing.T) {
 	}
 	c.Add(DefaultRetireAfter)
 	commit("y")
-	if got := m.Keys(SegmentPrefix); len(got) != 2 {
+	if got := segmentKeys(m); len(got) != 2 {
 		t.Fatalf("after a reindex and RetireAfter: %v; want its segment and the one after it", got)
 	}
 	wantIDs(t, newFollower(t, m, c), "x", "y")

@@ -121,13 +121,13 @@ func TestWriterPublishesOneSegmentPerCommit(t *testing.T) {
 	if err := w.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if s, p := len(m.Keys(SegmentPrefix)), m.Versions(ManifestKey); s != 1 || p != 1 {
+	if s, p := len(segmentKeys(m)), m.Versions(ManifestKey); s != 1 || p != 1 {
 		t.Errorf("one commit wrote %d segments and %d manifest versions, want 1 and 1", s, p)
 	}
 	if err := w.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if len(m.Keys(SegmentPrefix)) != 1 {
+	if len(segmentKeys(m)) != 1 {
 		t.Error("a commit with nothing new published again")
 	}
 	f := newFollower(t, m, &clock{})
@@ -148,7 +148,7 @@ func TestWriterPublishesOneSegmentPerCommit(t *testing.T) {
 	if err := w2.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if s, p := len(m.Keys(SegmentPrefix)), m.Versions(ManifestKey); s != 2 || p != 2 {
+	if s, p := len(segmentKeys(m)), m.Versions(ManifestKey); s != 2 || p != 2 {
 		t.Errorf("two commits wrote %d segments and %d manifest versions, want 2 and 2", s, p)
 	}
 	if err := f.Refresh(ctx); err != nil {
@@ -500,7 +500,7 @@ func TestFollowerRefusesAtInit(t *testing.T) {
 			if err := newWriter(m).Publish(ctx, docs("a")); err != nil {
 				t.Fatal(err)
 			}
-			key := m.Keys(SegmentPrefix)[0]
+			key := segmentKeys(m)[0]
 			body, _, err := m.Get(ctx, key, GetOptions{})
 			if err != nil {
 				t.Fatal(err)

@@ -142,7 +142,7 @@ func TestFailedPartAbortsUpload(t *testing.T) {
 	if begun, open := m.Uploads(); begun != 1 || open != 0 {
 		t.Errorf("%d multipart uploads begun, %d left open; want the one, aborted", begun, open)
 	}
-	if s, p := len(m.Keys(SegmentPrefix)), m.Versions(ManifestKey); s != 1 || p != 1 {
+	if s, p := len(segmentKeys(m)), m.Versions(ManifestKey); s != 1 || p != 1 {
 		t.Errorf("%d segments and %d manifest versions after the failed commit; want the first of each", s, p)
 	}
 	m.FailPart = nil

@@ -67,6 +67,8 @@ type Writer struct {
 	batch   map[string]search.IndexDoc
 	deleted map[string]bool
 	cache   map[string]*segment // segments written or read for merges, by key
+	ids     map[string]*segIDs  // the segments' ID lists, by key; nil: the segment has none (ids.go)
+	lv      *liveness           // which segment holds each live document, as the ID lists say
 	refused error               // the manifest names another embedder
 	refETag string              // the ETag of that manifest
 }
@@ -219,8 +221,10 @@ func (w *Writer) publishWhole(ctx context.Context, docs []search.IndexDoc) error
 	seq := w.man.Sequence + 1
 	var segs []*segment
 	var refs []SegmentRef
+	var lists []*segIDs
 	for from := 0; from == 0 || from < len(docs); from += per {
-		x, err := localsearch.FromDocs(ctx, docs[from:min(from+per, len(docs))], w.Embedder, localsearch.Options{})
+		chunk := docs[from:min(from+per, len(docs))]
+		x, err := localsearch.FromDocs(ctx, chunk, w.Embedder, localsearch.Options{})
 		if err != nil {
 			return fmt.Errorf("snapshot: index the documents: %w", err)
 		}
@@ -228,7 +232,11 @@ func (w *Writer) publishWhole(ctx context.Context, docs []search.IndexDoc) error
 		if err != nil {
 			return err
 		}
-		segs, refs = append(segs, sg), append(refs, sg.ref)
+		ids := &segIDs{docs: sortedIDs(chunk)}
+		if err := writeIDs(ctx, w.Blobs, sg.ref, ids); err != nil {
+			return err
+		}
+		segs, refs, lists = append(segs, sg), append(refs, sg.ref), append(lists, ids)
 	}
 	// The whole corpus is here: measure the embedder's chance level on it,
 	// for the search instances' thresholds. A word of any segment is a
@@ -255,7 +263,8 @@ func (w *Writer) publishWhole(ctx context.Context, docs []search.IndexDoc) error
 		return err
 	}
 	w.logger().Info("snapshot: published", "sequence", seq, "segments", len(refs), "documents", len(docs), "took", time.Since(start))
-	for _, sg := range segs {
+	for i, sg := range segs {
+		w.knowIDs(sg.ref.Key, lists[i])
 		w.keep(sg)
 	}
 	return nil
@@ -354,9 +363,14 @@ func (w *Writer) publish(ctx context.Context, docs []search.IndexDoc, deleted []
 	if err != nil {
 		return nil, err
 	}
+	ids := &segIDs{docs: sortedIDs(docs), deleted: deleted}
+	if err := writeIDs(ctx, w.Blobs, sg.ref, ids); err != nil {
+		return nil, err
+	}
 	if err := w.publishManifest(ctx, list(sg.ref)); err != nil {
 		return nil, err
 	}
+	w.knowIDs(sg.ref.Key, ids)
 	w.logger().Info("snapshot: published", "sequence", seq, "segment", sg.ref.Key, "documents", sg.ref.Documents,
 		"deleted", len(deleted), "bytes", sg.ref.Bytes, "segments", len(w.man.Segments), "took", time.Since(start))
 	return sg, nil
@@ -393,7 +407,10 @@ func (w *Writer) publishManifest(ctx context.Context, segs []SegmentRef) error {
 			continue
 		}
 		if now.Sub(r.At) >= after {
-			err := w.Blobs.Delete(ctx, r.Key)
+			err := w.Blobs.Delete(ctx, idsKey(r.Key)) // first: a list left alone would stay for ever
+			if err == nil {
+				err = w.Blobs.Delete(ctx, r.Key)
+			}
 			if err == nil {
 				continue
 			}
@@ -433,6 +450,11 @@ func (w *Writer) keep(sg *segment) {
 			delete(w.cache, k)
 		}
 	}
+	for k := range w.ids {
+		if !live[k] {
+			delete(w.ids, k)
+		}
+	}
 	if sg != nil && sg.ref.Documents <= w.policy().CacheDocuments {
 		w.cache[sg.ref.Key] = sg
 	}
@@ -467,7 +489,11 @@ func (w *Writer) merge(ctx context.Context) {
 // maxMergesPerCommit bounds the cascade of merges one commit runs.
 const maxMergesPerCommit = 4
 
-// mergeRun replaces segments [from, to) of the manifest by their merge.
+// mergeRun replaces segments [from, to) of the manifest by their merge: one
+// segment of their live documents, or none when they hold none and delete
+// nothing. When every segment of the run has an ID list, the documents a
+// later segment replaced or deleted are left out too; otherwise only those
+// the run itself replaced or deleted.
 func (w *Writer) mergeRun(ctx context.Context, from, to int) error {
 	start := time.Now()
 	run := w.man.Segments[from:to]
@@ -482,25 +508,98 @@ func (w *Writer) mergeRun(ctx context.Context, from, to int) error {
 		}
 		segs[i] = sg
 	}
-	tail, err := fold(w.Embedder, segs)
+	var live, dead []string
+	clean := false
+	if lv := w.liveness(ctx); lv != nil {
+		live, dead, clean = lv.split(run, w.ids)
+	}
+	var x *localsearch.Index
+	var deleted []string
+	var err error
+	if clean {
+		x, deleted, err = w.mergeLive(ctx, segs, from > 0, dead)
+		if err == nil && x.Stats().Documents != len(live) {
+			err = fmt.Errorf("snapshot: a merge of %d segments holds %d documents where their ID lists say %d are live", len(run), x.Stats().Documents, len(live))
+		}
+	} else {
+		var tail *localsearch.Segments
+		if tail, err = fold(w.Embedder, segs); err == nil {
+			x, deleted, err = tail.MergeTail(ctx, from > 0)
+		}
+	}
 	if err != nil {
 		return err
 	}
-	x, deleted, err := tail.MergeTail(ctx, from > 0)
-	if err != nil {
+	var sg *segment
+	var with []SegmentRef
+	var ids *segIDs
+	if x.Stats().Documents > 0 || len(deleted) > 0 {
+		if sg, err = writeSegment(ctx, w.Blobs, w.man.Sequence+1, x, deleted); err != nil {
+			return err
+		}
+		if clean {
+			ids = &segIDs{docs: live, deleted: deleted}
+			if err := writeIDs(ctx, w.Blobs, sg.ref, ids); err != nil {
+				return err
+			}
+		}
+		with = []SegmentRef{sg.ref}
+	}
+	lv := w.lv
+	if err := w.publishManifest(ctx, slices.Concat(w.man.Segments[:from], with, w.man.Segments[to:])); err != nil {
 		return err
 	}
-	seq := w.man.Sequence + 1
-	sg, err := writeSegment(ctx, w.Blobs, seq, x, deleted)
-	if err != nil {
-		return err
+	key := ""
+	if sg != nil {
+		key = sg.ref.Key
+		w.knowIDs(key, ids)
 	}
-	list := slices.Concat(w.man.Segments[:from], []SegmentRef{sg.ref}, w.man.Segments[to:])
-	if err := w.publishManifest(ctx, list); err != nil {
-		return err
+	if clean && lv != nil {
+		lv.replace(from, to, key, live)
+	} else {
+		w.lv = nil // made again from the lists at the next merge
 	}
 	w.keep(sg)
-	w.logger().Info("snapshot: merged", "sequence", w.man.Sequence, "segments", to-from, "into", sg.ref.Key,
-		"documents", sg.ref.Documents, "deleted", len(deleted), "bytes", sg.ref.Bytes, "took", time.Since(start))
+	w.logger().Info("snapshot: merged", "sequence", w.man.Sequence, "segments", to-from, "into", key,
+		"documents", x.Stats().Documents, "dead_left_out", len(dead), "deleted", len(deleted), "bytes", refBytes(sg), "took", time.Since(start))
 	return nil
+}
+
+func refBytes(sg *segment) int64 {
+	if sg == nil {
+		return 0
+	}
+	return sg.ref.Bytes
+}
+
+// mergeLive merges segs, a run of the manifest's segments, leaving out the
+// documents dead names (those a later segment replaced or deleted); older
+// says that segments older than the run exist, whose documents the run's
+// deletions still delete. It folds the run between an empty segment that
+// stands for the older ones and one that deletes dead, in place of the
+// later ones, so that localsearch's merge drops what they kill.
+func (w *Writer) mergeLive(ctx context.Context, segs []*segment, older bool, dead []string) (*localsearch.Index, []string, error) {
+	empty, err := localsearch.FromDocs(ctx, nil, w.Embedder, localsearch.Options{})
+	if err != nil {
+		return nil, nil, err
+	}
+	s := localsearch.NewSegments(w.Embedder)
+	first := 0
+	if older {
+		if s, err = s.With(empty, nil); err != nil {
+			return nil, nil, err
+		}
+		first = 1
+	}
+	for _, sg := range segs {
+		if s, err = s.With(sg.x, sg.deleted); err != nil {
+			return nil, nil, err
+		}
+	}
+	if len(dead) > 0 {
+		if s, err = s.With(empty, dead); err != nil {
+			return nil, nil, err
+		}
+	}
+	return s.Merge(ctx, first, first+len(segs))
 }
