@@ -232,6 +232,19 @@ func (lv *liveness) kill(id string) {
 	}
 }
 
+// counts returns the live documents of each of segs, -1 where unknown.
+func (lv *liveness) counts(segs []SegmentRef) []int {
+	out := make([]int, len(segs))
+	for i, s := range segs {
+		n, ok := lv.live[s.Key]
+		if !ok || n < 0 || n > s.Documents {
+			n = -1 // no list, or one that disagrees with the manifest
+		}
+		out[i] = n
+	}
+	return out
+}
+
 // split returns, when every segment of run has an ID list, the IDs of its
 // live documents, sorted, and those of its documents that a later segment
 // replaced or deleted: what a merge of the run keeps and leaves out.

@@ -106,7 +106,7 @@ func TestMergeLeavesOutWhatLaterSegmentsKilled(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := w.mergeRun(ctx, 0, 2); err != nil {
+	if err := w.mergeRun(ctx, 0, 2, false); err != nil {
 		t.Fatal(err)
 	}
 	man := readMan(t, m)
@@ -126,23 +126,23 @@ func TestMergeLeavesOutWhatLaterSegmentsKilled(t *testing.T) {
 	if err := w.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.mergeRun(ctx, 0, 1); err != nil {
+	if err := w.mergeRun(ctx, 0, 1, true); err != nil {
 		t.Fatal(err)
 	}
 	if man := readMan(t, m); len(man.Segments) != 2 {
-		t.Errorf("%d segments after the merge of a dead one; want the two after it", len(man.Segments))
+		t.Errorf("%d segments after the rewrite of a dead one; want the two after it", len(man.Segments))
 	}
 	wantIDs(t, newFollower(t, m, &clock{}), "a", "c", "d", "e")
 }
 
 // TestIDListsGoWithTheirSegments: every segment in the bucket has its ID
-// list beside it, through publishes and merges, and a list is
+// list beside it, through publishes, merges and rewrites, and a list is
 // deleted with its retired segment.
 func TestIDListsGoWithTheirSegments(t *testing.T) {
 	ctx := context.Background()
 	m := NewMemory()
 	c := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	w := merging(m)
+	w := rewriting(m)
 	w.Now = c.Now
 	if err := w.Publish(ctx, docs(ids(0, 100)...)); err != nil {
 		t.Fatal(err)
@@ -176,12 +176,12 @@ func TestIDListsGoWithTheirSegments(t *testing.T) {
 }
 
 // TestSegmentsWithoutIDListsAreKept: a bucket of an earlier version has no
-// ID lists: merges keep what they kept before, nothing fails, and what is
-// written from then on has its lists.
+// ID lists: its segments are never rewritten, merges keep what they kept
+// before, nothing fails, and what is written from then on has its lists.
 func TestSegmentsWithoutIDListsAreKept(t *testing.T) {
 	ctx := context.Background()
 	m := NewMemory()
-	if err := merging(m).Publish(ctx, docs(ids(0, 100)...)); err != nil {
+	if err := rewriting(m).Publish(ctx, docs(ids(0, 100)...)); err != nil {
 		t.Fatal(err)
 	}
 	reindex := readMan(t, m).Segments
@@ -191,7 +191,7 @@ func TestSegmentsWithoutIDListsAreKept(t *testing.T) {
 		}
 	}
 	var logs bytes.Buffer
-	w := merging(m)
+	w := rewriting(m)
 	w.Logger = slogTo(&logs)
 	for i := range 30 { // 30 of the first segment's 50
 		if err := w.Upsert(ctx, []search.IndexDoc{changed(ids(i, i+1)[0], 1)}); err != nil {
@@ -203,7 +203,7 @@ func TestSegmentsWithoutIDListsAreKept(t *testing.T) {
 	}
 	man := readMan(t, m)
 	if man.Segments[0].Key != reindex[0].Key {
-		t.Error("a segment without an ID list was replaced")
+		t.Error("a segment without an ID list was rewritten")
 	}
 	if strings.Contains(logs.String(), "failed") || strings.Contains(logs.String(), "level=ERROR") {
 		t.Errorf("the writer complained:\n%s", logs.String())

@@ -21,6 +21,17 @@ import (
 // log_Factor(documents/MinDocuments) in all (45 at a million documents with
 // the defaults), and writes each document once per level it climbs (about
 // 3 times to reach a million): few segments per query, little rewritten.
+//
+// A segment too large to merge (a reindex's, or a merge of ten) still loses
+// documents to later segments: each one written again or deleted leaves a
+// dead copy in it. So a segment of at least MinDocuments whose dead share
+// passes DeadShare is rewritten without them (Lucene's TieredMergePolicy
+// does the same with deletesPctAllowed, 20% at the least), with as many of
+// its neighbours as fit in RewriteDocuments live documents, so that
+// segments that shrink by rewrites come together again. Each segment then
+// holds at most DeadShare of dead documents (one commit's changes more,
+// until the next commit), and a rewrite takes place once per DeadShare
+// times its size of changes that land in it.
 type MergePolicy struct {
 	// Factor is how many segments a merge takes, and the size ratio of a
 	// level to the one below.
@@ -37,13 +48,22 @@ type MergePolicy struct {
 	// CacheDocuments is the largest segment a writer keeps in memory after
 	// writing it, to merge it without reading it back.
 	CacheDocuments int
+	// DeadShare is the share of a segment's documents that may be dead
+	// before the segment is rewritten without them; 0: never.
+	DeadShare float64
+	// RewriteDocuments bounds the live documents of a rewrite's neighbours
+	// and itself together; 0: a rewrite takes the segment alone.
+	RewriteDocuments int
 }
 
 // DefaultMergePolicy merges 10 segments at a time, with segments under
 // 1,000 documents at the lowest level, and merges no segment of more than
-// 10,000: a merge reads at most 100,000 documents (about 860 MB at 1,024
-// dimensions, BenchmarkReadSegment).
-var DefaultMergePolicy = MergePolicy{Factor: 10, MinDocuments: 1000, MaxMergeDocuments: 10_000, CacheDocuments: 20_000}
+// 10,000: a merge reads at most 100,000 documents (about 370 MB at 1,024
+// dimensions, BenchmarkReadSegment). A segment of 1,000 documents or more
+// is rewritten when more than a fifth of them are dead, with neighbours up
+// to the 25,000 documents of a reindex's segment (DefaultPublishDocuments).
+var DefaultMergePolicy = MergePolicy{Factor: 10, MinDocuments: 1000, MaxMergeDocuments: 10_000, CacheDocuments: 20_000,
+	DeadShare: 0.2, RewriteDocuments: DefaultPublishDocuments}
 
 // next returns the first run [from, to) of segs to merge, if any.
 func (p MergePolicy) next(segs []SegmentRef) (from, to int, ok bool) {
@@ -82,4 +102,45 @@ func (p MergePolicy) next(segs []SegmentRef) (from, to int, ok bool) {
 
 func (p MergePolicy) tooLarge(s SegmentRef) bool {
 	return p.MaxMergeDocuments > 0 && s.Documents > p.MaxMergeDocuments
+}
+
+// rewrite returns the run [from, to) of segs to rewrite without its dead
+// documents, if any: the segment of at least MinDocuments with the largest
+// dead share above DeadShare, and its neighbours, the smaller first, while
+// the run's live documents stay within RewriteDocuments, up to Factor
+// segments. live[i] is the live documents of segs[i], -1 when unknown: a
+// segment of unknown count is neither rewritten nor taken in.
+func (p MergePolicy) rewrite(segs []SegmentRef, live []int) (from, to int, ok bool) {
+	if p.DeadShare <= 0 || len(live) != len(segs) {
+		return 0, 0, false
+	}
+	best, share := -1, p.DeadShare
+	for i, s := range segs {
+		if live[i] < 0 || s.Documents < max(p.MinDocuments, 1) {
+			continue
+		}
+		if d := float64(s.Documents-live[i]) / float64(s.Documents); d > share {
+			best, share = i, d
+		}
+	}
+	if best < 0 {
+		return 0, 0, false
+	}
+	from, to = best, best+1
+	n := live[best]
+	fits := func(i int) bool { return i >= 0 && i < len(segs) && live[i] >= 0 && n+live[i] <= p.RewriteDocuments }
+	for to-from < max(p.Factor, 1) {
+		left, right := fits(from-1), fits(to)
+		switch {
+		case left && (!right || live[from-1] <= live[to]):
+			from--
+			n += live[from]
+		case right:
+			n += live[to]
+			to++
+		default:
+			return from, to, true
+		}
+	}
+	return from, to, true
 }

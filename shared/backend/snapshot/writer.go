@@ -467,34 +467,60 @@ func (w *Writer) policy() MergePolicy {
 	return w.Policy
 }
 
-// merge runs the merges the policy asks for, each published on its own; the
-// first that fails ends them, logged: the batch is published already.
+// merge runs the merges the policy asks for, each published on its own:
+// the log-structured ones, then one rewrite of the segment whose dead
+// documents passed the policy's share the most, if any
+// (MergePolicy.DeadShare). The first that fails ends them, logged: the
+// batch is published already. A commit adds a dead document to one
+// segment per document it writes or deletes, so one rewrite per commit
+// keeps up with the changes; segments that pass the share together (a
+// reindex's, under changes spread evenly) are rewritten in turn, one per
+// commit, each a read and a write of up to a segment (seconds).
 func (w *Writer) merge(ctx context.Context) {
+	p := w.policy()
 	for range maxMergesPerCommit {
-		from, to, ok := w.policy().next(w.man.Segments)
+		from, to, ok := p.next(w.man.Segments)
 		if !ok {
+			break
+		}
+		if !w.tryMerge(ctx, from, to, false) {
 			return
 		}
-		if err := w.mergeRun(ctx, from, to); err != nil {
-			w.logger().Warn("snapshot: a merge failed; the segments stay as they are until the next commit tries again",
-				"from", from, "to", to, "error", err)
-			if errors.Is(err, ErrConflict) {
-				w.forget()
-			}
-			return
+	}
+	if p.DeadShare <= 0 {
+		return
+	}
+	if lv := w.liveness(ctx); lv != nil {
+		if from, to, ok := p.rewrite(w.man.Segments, lv.counts(w.man.Segments)); ok {
+			w.tryMerge(ctx, from, to, true)
 		}
 	}
 }
 
-// maxMergesPerCommit bounds the cascade of merges one commit runs.
+// tryMerge runs mergeRun, and logs it if it fails: false then.
+func (w *Writer) tryMerge(ctx context.Context, from, to int, rewrite bool) bool {
+	err := w.mergeRun(ctx, from, to, rewrite)
+	if err == nil {
+		return true
+	}
+	w.logger().Warn("snapshot: a merge failed; the segments stay as they are until the next commit tries again",
+		"from", from, "to", to, "rewrite", rewrite, "error", err)
+	if errors.Is(err, ErrConflict) {
+		w.forget()
+	}
+	return false
+}
+
+// maxMergesPerCommit bounds the cascade of log-structured merges one
+// commit runs.
 const maxMergesPerCommit = 4
 
 // mergeRun replaces segments [from, to) of the manifest by their merge: one
 // segment of their live documents, or none when they hold none and delete
 // nothing. When every segment of the run has an ID list, the documents a
-// later segment replaced or deleted are left out too; otherwise only those
-// the run itself replaced or deleted.
-func (w *Writer) mergeRun(ctx context.Context, from, to int) error {
+// later segment replaced or deleted are left out too (a rewrite is such a
+// merge); otherwise only those the run itself replaced or deleted.
+func (w *Writer) mergeRun(ctx context.Context, from, to int, rewrite bool) error {
 	start := time.Now()
 	run := w.man.Segments[from:to]
 	segs := make([]*segment, len(run))
@@ -512,6 +538,9 @@ func (w *Writer) mergeRun(ctx context.Context, from, to int) error {
 	clean := false
 	if lv := w.liveness(ctx); lv != nil {
 		live, dead, clean = lv.split(run, w.ids)
+	}
+	if rewrite && !clean {
+		return errors.New("snapshot: a rewrite of segments without ID lists")
 	}
 	var x *localsearch.Index
 	var deleted []string
@@ -560,7 +589,7 @@ func (w *Writer) mergeRun(ctx context.Context, from, to int) error {
 		w.lv = nil // made again from the lists at the next merge
 	}
 	w.keep(sg)
-	w.logger().Info("snapshot: merged", "sequence", w.man.Sequence, "segments", to-from, "into", key,
+	w.logger().Info("snapshot: merged", "sequence", w.man.Sequence, "segments", to-from, "into", key, "rewrite", rewrite,
 		"documents", x.Stats().Documents, "dead_left_out", len(dead), "deleted", len(deleted), "bytes", refBytes(sg), "took", time.Since(start))
 	return nil
 }
