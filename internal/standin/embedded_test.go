@@ -19,6 +19,7 @@ import (
 
 	"github.com/doclib/doclib/internal/standin"
 	"github.com/doclib/doclib/internal/standin/dynalitetest"
+	"github.com/doclib/doclib/internal/standin/fakes3"
 	"github.com/doclib/doclib/internal/suites/apisuite"
 	"github.com/doclib/doclib/shared/backend/s3blobs"
 	"github.com/doclib/doclib/shared/backend/snapshot"
@@ -60,6 +61,22 @@ func TestEmbeddedTier(t *testing.T) {
 	}
 	if n := len(s.Search.Requests()); n != 0 {
 		t.Fatalf("the embedded stack sent %d requests to OpenSearch", n)
+	}
+	// The bucket answers at S3's speed, not loopback's: every request the
+	// functions made so far (the indexer's writes, the search instances'
+	// reads) waited at least S3's first byte.
+	if got := s.S3.Speed(); got != fakes3.DefaultSpeed {
+		t.Errorf("the stand-in's S3 answers at %+v, want fakes3.DefaultSpeed", got)
+	}
+	if rs := s.S3.Requests(); len(rs) == 0 {
+		t.Error("the fake S3 logged no request of the import's indexing")
+	} else {
+		for _, r := range rs {
+			if r.Wait < fakes3.DefaultSpeed.FirstByte {
+				t.Errorf("%s %s/%s waited %s, under S3's first byte", r.Method, r.Bucket, r.Key, r.Wait)
+				break
+			}
+		}
 	}
 
 	// The operator's view of the bucket, straight to the S3 engine.

@@ -92,6 +92,12 @@ type Options struct {
 	// IntegrationTimeout and Logf are not taken: the template's timeouts
 	// and the stand-in's log apply.
 	Gateway restapi.Options
+	// S3Speed is how fast the buckets answer: nil is S3's speed as a
+	// function in the Region sees it (fakes3.DefaultSpeed: a first byte,
+	// a rate per connection and a share per function; docs/standin.md,
+	// "S3's speed"), so that cold starts and swaps are not flattered by
+	// loopback; &fakes3.Speed{} is loopback's.
+	S3Speed *fakes3.Speed
 }
 
 // Stack is a running stand-in.
@@ -200,6 +206,11 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 		if s.S3, err = startS3(bs); err != nil {
 			return nil, err
 		}
+		speed := fakes3.DefaultSpeed
+		if opts.S3Speed != nil {
+			speed = *opts.S3Speed
+		}
+		s.S3.SetSpeed(speed)
 		s.Buckets = map[string]string{}
 		for _, b := range bs {
 			s.Buckets[b.id] = b.name

@@ -30,6 +30,9 @@ const DefaultAddr = "127.0.0.1:8090"
 type Options struct {
 	Data, Addr       string
 	Verbose, NoCache bool
+	// S3Loopback makes the buckets answer at loopback's speed instead of
+	// S3's (fakes3.DefaultSpeed).
+	S3Loopback bool
 	// Context is the CDK context the app is given, the -c pairs and
 	// --customer, as `cdk synth -c` would give it; Config is what the app
 	// makes of it.
@@ -67,7 +70,7 @@ func formatContext(c map[string]string) string {
 	return strings.Join(pairs, " ")
 }
 
-const usage = `Usage: scripts/standin [-c KEY=VALUE]... [--customer NAME] [--data FILE] [--addr HOST:PORT] [--no-cache] [-v]
+const usage = `Usage: scripts/standin [-c KEY=VALUE]... [--customer NAME] [--data FILE] [--addr HOST:PORT] [--no-cache] [--s3-loopback] [-v]
 
 Runs the stack that 'go run ./infra' synthesizes, on this machine: the real
 function binaries under a Lambda runtime emulator, the REST API with its
@@ -90,6 +93,11 @@ app's own message; a key the app does not read is passed on with a warning
 %s, keyed by the context, cdk.json, the toolchain and the sources
 of the app and the functions, so an unchanged stack starts in seconds;
 --no-cache synthesizes anew and leaves the cache alone.
+
+The buckets answer at S3's speed (a first byte of 20 ms, 75 MB/s per
+connection, 150 MB/s per function; docs/standin.md, "S3's speed"), so a
+cold start waits for its index as it would in Lambda; --s3-loopback answers
+at loopback's speed instead.
 
 Once the API serves, it prints its base URL on stdout, and on stderr the
 stack, the context, the table, a curl line to try, and how to stop it.
@@ -115,6 +123,7 @@ func Parse(args []string, project map[string]any, help io.Writer) (*Options, err
 	fs.StringVar(&o.Data, "data", "", "data set `FILE` to import (default: the built-in demo data set)")
 	fs.StringVar(&o.Addr, "addr", DefaultAddr, "`HOST:PORT` the API listens on")
 	fs.BoolVar(&o.NoCache, "no-cache", false, "synthesize anew, without reading or writing the cache in "+CacheDir)
+	fs.BoolVar(&o.S3Loopback, "s3-loopback", false, "the buckets answer at loopback's speed, not S3's")
 	fs.BoolVar(&o.Verbose, "v", false, "print the functions' and the stand-in's log lines")
 	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
 		fs.SetOutput(help)

@@ -121,17 +121,17 @@ func TestParseContext(t *testing.T) {
 	if got, want := o.Effective(), "customer=acme search=embedded usagePlans=false"; got != want {
 		t.Errorf("effective context %q, want %q", got, want)
 	}
-	o, err = parse(t, "--addr", "127.0.0.1:9", "--data", "d.json", "--no-cache", "-v")
+	o, err = parse(t, "--addr", "127.0.0.1:9", "--data", "d.json", "--no-cache", "--s3-loopback", "-v")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Addr != "127.0.0.1:9" || o.Data != "d.json" || !o.NoCache || !o.Verbose {
+	if o.Addr != "127.0.0.1:9" || o.Data != "d.json" || !o.NoCache || !o.Verbose || !o.S3Loopback {
 		t.Errorf("options %+v, want each flag's value", o)
 	}
 	if got, want := o.Effective(), "customer=demo search=domain"; got != want {
 		t.Errorf("effective context %q, want the app's defaults %q", got, want)
 	}
-	if o, err := parse(t); err != nil || o.Addr != DefaultAddr || o.NoCache {
+	if o, err := parse(t); err != nil || o.Addr != DefaultAddr || o.NoCache || o.S3Loopback {
 		t.Errorf("no flags: %+v, %v; want %s and the cache", o, err, DefaultAddr)
 	}
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/doclib/doclib/internal/standin"
 	"github.com/doclib/doclib/internal/standin/cli"
 	"github.com/doclib/doclib/internal/standin/dynalitetest"
+	"github.com/doclib/doclib/internal/standin/fakes3"
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/data/dataset"
 	"github.com/doclib/doclib/shared/data/demo"
@@ -111,7 +112,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if o.Verbose {
 		logs = stderr
 	}
-	s, err := standin.Start(ctx, standin.Options{Assembly: asm, DynamoDB: db.Endpoint, Data: d, Addr: o.Addr, Logs: logs, Run: "standin", Progress: say})
+	opts := standin.Options{Assembly: asm, DynamoDB: db.Endpoint, Data: d, Addr: o.Addr, Logs: logs, Run: "standin", Progress: say}
+	if o.S3Loopback {
+		opts.S3Speed = &fakes3.Speed{}
+	}
+	s, err := standin.Start(ctx, opts)
 	if err != nil {
 		return err
 	}
