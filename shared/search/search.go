@@ -94,6 +94,14 @@ type SemanticLater interface {
 	Semantic(ref uint32) float64
 }
 
+// LaterPreparer is a Retriever whose SemanticLater needs what it reads
+// first (the embedded engine's segments read by range): Local.Match gives
+// it the candidates of the page, all at once, before their similarities
+// are asked for, and fails the search if it fails.
+type LaterPreparer interface {
+	PrepareLater(ctx context.Context, page []Candidate) error
+}
+
 // Facet is one entry of a facet: a label (for libraries, the library ID) and the
 // number of matched documents that carry it, the domain's label count.
 type Facet = doclib.Label
@@ -186,6 +194,11 @@ func (l Local) Match(ctx context.Context, q *Query) (*Matches, error) {
 	ev := NewEvaluation(q)
 	if err := l.Retriever.Candidates(ctx, q, ev.Add); err != nil {
 		return nil, err
+	}
+	if p, ok := l.Retriever.(LaterPreparer); ok {
+		if err := p.PrepareLater(ctx, ev.Page()); err != nil {
+			return nil, err
+		}
 	}
 	return ev.Matches(), nil
 }
@@ -280,6 +293,18 @@ func (ev *Evaluation) Add(c Candidate) {
 		ev.total++
 		ev.page.push(scored{c, ev.q.Rules.Score(c.Evidence)})
 	}
+}
+
+// Page is the candidates of the page Matches reports, best first, once
+// every candidate is added.
+func (ev *Evaluation) Page() []Candidate {
+	kept := ev.page.xs
+	slices.SortFunc(kept, rank)
+	out := make([]Candidate, 0, len(kept))
+	for _, s := range kept[min(max(ev.q.Offset, 0), len(kept)):] {
+		out = append(out, s.c)
+	}
+	return out
 }
 
 // Matches is the outcome.

@@ -129,8 +129,10 @@ func benchLexical(b *testing.B, docs int, ours bool) {
 			terms := analyzer().DistinctTerms(q)
 			rules := search.DefaultRules("hash-")
 			rules.Feedback.Docs = 0 // the word match alone, as bleve's
-			v := view{{segment: lb.x.whole, spans: lb.spans, s: s}}
-			v.words(terms, &rules)
+			v := &view{parts: []part{{segment: lb.x.whole, spans: lb.spans, s: s}}}
+			if _, err := v.words(context.Background(), terms, &rules); err != nil {
+				b.Fatal(err)
+			}
 			n := 0
 			for _, o := range s.touched {
 				if s.wExact[o] == uint16(len(terms)) {

@@ -90,6 +90,11 @@ type Index struct {
 	termLibOff []uint32
 	termLib    []termLib
 
+	// cold, when set, holds post, fwd and the vectors' codes, which are
+	// then nil: the segment was opened by range (OpenSegment), and a query
+	// reads what it needs of them first (cold.go).
+	cold *coldPart
+
 	// whole is the index as a segment of its own, every document live.
 	whole *segment
 
@@ -742,7 +747,7 @@ type Stats struct {
 
 // Stats returns the index's sizes.
 func (x *Index) Stats() Stats {
-	return Stats{Documents: len(x.docs), Recordings: x.recQ.len(), Terms: len(x.termName), Postings: len(x.post),
+	return Stats{Documents: len(x.docs), Recordings: x.recQ.len(), Terms: len(x.termName), Postings: int(x.postOff[len(x.postOff)-1]),
 		VectorBytes: x.docQ.bytes() + x.recQ.bytes()}
 }
 

@@ -2,6 +2,7 @@ package localsearch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -53,6 +54,11 @@ func mergeRun(ctx context.Context, segs []*segment, e search.Embedder, older boo
 }
 
 func merge(ctx context.Context, segs []*segment, e search.Embedder) (*Index, error) {
+	for _, sg := range segs {
+		if sg.x.cold != nil {
+			return nil, errors.New("localsearch: a merge reads segments whole, not opened by range")
+		}
+	}
 	x := &Index{embedder: e, embedderID: e.ID(), dims: e.Dimensions(), libs: map[string]span{}}
 	dims := x.dims
 

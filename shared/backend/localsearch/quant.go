@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"runtime"
 	"sync"
+	"unsafe"
 )
 
 // Vectors are held quantized, in two forms made from one rotation of the
@@ -283,10 +284,14 @@ func (p *probe) estimate(v *quantized, i int) (est, variance float32) {
 	return est, max(1/(c*c)-1, 0)*p.invDims + round*round
 }
 
-// cosine is the int8 cosine of the probe with vector i.
-func (p *probe) cosine(v *quantized, i int) float32 {
+// cosine is the int8 cosine of the probe with vector i, whose codes are
+// code (nil: v's own).
+func (p *probe) cosine(v *quantized, code []int8, i int) float32 {
 	n := len(p.y)
-	c := v.code[i*n : (i+1)*n]
+	c := code
+	if c == nil {
+		c = v.code[i*n : (i+1)*n]
+	}
 	y := p.y[:len(c)]
 	var s0, s1, s2, s3 float32
 	for j := 0; j+4 <= len(y); j += 4 {
@@ -302,10 +307,26 @@ func (p *probe) cosine(v *quantized, i int) float32 {
 // could be at or over threshold (within screenSigmas standard deviations),
 // and otherwise the estimate, then below threshold; exact says which.
 func (p *probe) screened(v *quantized, i int, threshold float32) (cos float32, exact bool) {
+	est, pass := p.passes(v, i, threshold)
+	if !pass {
+		return est, false
+	}
+	return p.cosine(v, nil, i), true
+}
+
+// passes is the estimated cosine of the probe with vector i, and whether
+// it could be at or over threshold (within screenSigmas standard
+// deviations): whether the int8 cosine is to be computed.
+func (p *probe) passes(v *quantized, i int, threshold float32) (est float32, pass bool) {
 	est, variance := p.estimate(v, i)
 	// est + screenSigmas·σ < threshold, without a square root.
 	if gap := threshold - est; gap > 0 && gap*gap > screenSigmas*screenSigmas*variance {
 		return est, false
 	}
-	return p.cosine(v, i), true
+	return est, true
+}
+
+// unsafe8 is b as int8s.
+func unsafe8(b []byte) []int8 {
+	return unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(b))), len(b))
 }

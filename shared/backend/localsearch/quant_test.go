@@ -128,7 +128,7 @@ func TestInt8Cosines(t *testing.T) {
 		pr := r.probe(q)
 		var sq, worst float64
 		for i, v := range vs {
-			err := math.Abs(float64(pr.cosine(&x, i)) - dot(q, v))
+			err := math.Abs(float64(pr.cosine(&x, nil, i)) - dot(q, v))
 			sq += err * err
 			worst = max(worst, err)
 		}

@@ -3,6 +3,8 @@ package localsearch
 import (
 	"cmp"
 	"context"
+	"errors"
+	"fmt"
 	"math"
 	"runtime"
 	"slices"
@@ -40,6 +42,15 @@ type scratch struct {
 	recStamp []uint32
 	rec      []float32 // per recording
 	recTodo  []uint32  // the recordings to score for this query
+
+	// Of a segment opened by range: the blocks of its cold part the query
+	// holds (nil where it holds none), the documents and recordings whose
+	// int8 cosine waits for their codes, and whether a step found a block
+	// it needed missing.
+	blocks    []*block
+	laterDocs []uint32
+	laterRecs []uint32
+	missing   bool
 }
 
 func (x *Index) getScratch() *scratch {
@@ -52,12 +63,17 @@ func (x *Index) getScratch() *scratch {
 			s.gen = 1
 		}
 		s.touched = s.touched[:0]
+		s.laterDocs, s.laterRecs, s.missing = s.laterDocs[:0], s.laterRecs[:0], false
 		return s
 	}
 	n, r := len(x.docs), x.recQ.len()
-	return &scratch{gen: 1, cos: make([]float32, n), exact: make([]uint32, n), wStamp: make([]uint32, n), wLast: make([]uint16, n),
+	s := &scratch{gen: 1, cos: make([]float32, n), exact: make([]uint32, n), wStamp: make([]uint32, n), wLast: make([]uint16, n),
 		wExact: make([]uint16, n), wShare: make([]float32, n), wScore: make([]float32, n), wExp: make([]float32, n),
 		recStamp: make([]uint32, r), rec: make([]float32, r)}
+	if x.cold != nil {
+		s.blocks = make([]*block, len(x.cold.blocks))
+	}
+	return s
 }
 
 // visibleSpans returns the ordinal ranges of the visible libraries, in order.
@@ -84,19 +100,42 @@ type part struct {
 // a query reads the visible, live documents of every part, and term
 // statistics are theirs: a search over several segments ranks as one over a
 // single index of the same live documents would.
-type view []part
+//
+// Of the segments opened by range, a step first asks for the blocks it
+// needs (need...), then reads them at once (fetch), then computes: a query
+// makes at most four rounds of reads (docs/search.md).
+type view struct {
+	parts  []part
+	needs  map[*coldPart][]uint32 // the blocks the next fetch reads
+	caches []*Cache
+	near   map[string][]near // neighbours found, by term and edits
+}
 
-func newView(segs []*segment, libraries []string) view {
-	v := make(view, len(segs))
+func newView(segs []*segment, libraries []string) *view {
+	v := &view{parts: make([]part, len(segs))}
 	for i, sg := range segs {
-		v[i] = part{segment: sg, spans: sg.x.visibleSpans(libraries), s: sg.x.getScratch()}
+		s := sg.x.getScratch()
+		v.parts[i] = part{segment: sg, spans: sg.x.visibleSpans(libraries), s: s}
+		if c := sg.x.cold; c != nil {
+			for k := range c.blocks {
+				s.blocks[k] = c.blocks[k].Load()
+			}
+			if !slices.Contains(v.caches, c.cache) {
+				v.caches = append(v.caches, c.cache)
+				c.cache.begin()
+			}
+		}
 	}
 	return v
 }
 
-func (v view) release() {
-	for _, p := range v {
+func (v *view) release() {
+	for _, p := range v.parts {
+		clear(p.s.blocks)
 		p.x.scratch.Put(p.s)
+	}
+	for _, c := range v.caches {
+		c.end()
 	}
 }
 
@@ -113,22 +152,38 @@ func candidates(ctx context.Context, segs []*segment, dims int, q *search.Query,
 	defer v.release()
 
 	terms := analyzer().DistinctTerms(q.Text)
-	w := v.words(terms, q.Rules)
-	if err := ctx.Err(); err != nil {
-		return err
-	}
 	pr := rotationFor(dims).probe(q.Vector)
+	// The first round: the postings of the query's terms (and of their
+	// near matches, where the visible documents may lack a term), the
+	// codes of the vectors the screen passes, and what feedback needs to
+	// count the dead documents' terms.
+	v.planWords(terms, q.Rules)
 	v.cosines(pr, float32(q.Rules.SemanticThreshold))
 	if !q.NoRecordings {
 		limit := float32(q.Rules.RecordingsThreshold)
-		for _, p := range v {
-			p.recordings(pr, limit)
+		for i := range v.parts {
+			v.parts[i].recordings(pr, limit)
 		}
+	}
+	v.needLater()
+	if f := q.Rules.Feedback; f.Docs > 0 && f.Terms > 0 && f.QueryWeight < 1 {
+		v.needDeadWords()
+	}
+	if err := v.fetch(ctx); err != nil {
+		return err
+	}
+	v.finishCosines(pr)
+	w, err := v.words(ctx, terms, q.Rules)
+	if err != nil {
+		return err
+	}
+	if err := errors.Join(ctx.Err(), v.err()); err != nil {
+		return err
 	}
 
 	nTerms := uint16(len(terms))
-	for _, p := range v {
-		s, later := p.s, &laterCosine{pr, &p.x.docQ}
+	for _, p := range v.parts {
+		s, later := p.s, &laterCosine{pr: pr, x: p.x}
 		for _, sp := range p.spans {
 			for i := sp.start; i < sp.end; i++ {
 				if p.isDead(i) {
@@ -161,13 +216,29 @@ func candidates(ctx context.Context, segs []*segment, dims int, q *search.Query,
 }
 
 // laterCosine is the int8 cosine of a probe with the vectors of one segment,
-// for the candidates left with an estimate (search.Candidate.Later).
+// for the candidates left with an estimate (search.Candidate.Later). Of a
+// segment opened by range, the codes are read first (PrepareLater).
 type laterCosine struct {
-	pr   *probe
-	vecs *quantized
+	pr  *probe
+	x   *Index
+	cos map[uint32]float32 // of a segment opened by range, read by PrepareLater
 }
 
-func (l *laterCosine) Semantic(ref uint32) float64 { return float64(l.pr.cosine(l.vecs, int(ref))) }
+func (l *laterCosine) Semantic(ref uint32) float64 {
+	if l.x.cold == nil {
+		return float64(l.pr.cosine(&l.x.docQ, nil, int(ref)))
+	}
+	if c, ok := l.cos[ref]; ok {
+		return float64(c)
+	}
+	// Not prepared (search.Local prepares every page it reports): read
+	// the codes now.
+	cos, err := laterCosines(context.Background(), l.pr, map[*Index][]uint32{l.x: {ref}})
+	if err != nil {
+		panic("localsearch: a candidate's cosine was asked for without PrepareLater, and its codes cannot be read: " + err.Error())
+	}
+	return float64(cos[l.x][ref])
+}
 
 // postings returns the postings of term inside sp.
 func (x *Index) postings(term uint32, sp span) []posting {
@@ -183,10 +254,10 @@ type wordStats struct {
 	n, avgTitle, avgBody float64
 }
 
-func (v view) wordStats() wordStats {
+func (v *view) wordStats() wordStats {
 	var st wordStats
 	var titleSum, bodySum float64
-	for _, p := range v {
+	for _, p := range v.parts {
 		for _, sp := range p.spans {
 			ls := p.stats[p.x.docLib[sp.start]]
 			st.n += ls.n
@@ -242,11 +313,11 @@ type near struct {
 // times that) and its BM25F. Then, with feedback on, it expands the query with
 // the words of the best matches (RM3) and scores the documents it credited for
 // those too. Term statistics are those of the visible documents only.
-func (v view) words(terms []string, rules *search.Rules) *wordResult {
+func (v *view) words(ctx context.Context, terms []string, rules *search.Rules) (*wordResult, error) {
 	w := &wordResult{scale: 1}
 	st := v.wordStats()
 	if st.n == 0 || len(terms) == 0 {
-		return w
+		return w, nil
 	}
 	var score float64 // the most a document could score for the query's terms
 	for ti, term := range terms {
@@ -262,6 +333,12 @@ func (v view) words(terms []string, rules *search.Rules) *wordResult {
 		}
 		if edits := rules.MaxEdits(n); len(matches) == 0 && edits > 0 {
 			matches = v.neighbours(term, edits, n)
+			for _, m := range matches { // read already, unless planWords was sure of the term
+				v.needPostings(m.term)
+			}
+			if err := v.fetch(ctx); err != nil {
+				return nil, err
+			}
 		}
 		w.weight += weight
 		score += weight * (k1 + 1)
@@ -272,14 +349,14 @@ func (v view) words(terms []string, rules *search.Rules) *wordResult {
 			}
 			idf := st.idf(df)
 			share := float32(m.sim * weight)
-			for _, p := range v {
+			for _, p := range v.parts {
 				id, ok := p.x.termID(m.term)
 				if !ok {
 					continue
 				}
 				s := p.s
 				for _, sp := range p.spans {
-					for _, ps := range p.x.postings(id, sp) {
+					for _, ps := range p.postings(id, sp) {
 						d := ps.doc
 						if p.isDead(d) {
 							continue
@@ -304,20 +381,35 @@ func (v view) words(terms []string, rules *search.Rules) *wordResult {
 	}
 	w.max = score
 	if f := rules.Feedback; f.Docs > 0 && f.Terms > 0 && f.QueryWeight < 1 {
-		v.feedback(w, st, rules, len(terms))
+		if err := v.feedback(ctx, w, st, rules, len(terms)); err != nil {
+			return nil, err
+		}
 	}
-	return w
+	return w, nil
 }
 
 // neighbours are the vocabulary terms of every part within edits of term (of
 // n letters), nearest first, then in the vocabulary's order.
-func (v view) neighbours(term string, edits, n int) []near {
+func (v *view) neighbours(term string, edits, n int) []near {
+	key := fmt.Sprintf("%d\x00%s", edits, term)
+	if m, ok := v.near[key]; ok {
+		return m
+	}
+	if v.near == nil {
+		v.near = map[string][]near{}
+	}
+	m := v.findNeighbours(term, edits, n)
+	v.near[key] = m
+	return m
+}
+
+func (v *view) findNeighbours(term string, edits, n int) []near {
 	dfa, err := levenshteinBuilder().BuildDfa(term, uint8(edits))
 	if err != nil {
 		return nil
 	}
 	var out []near
-	for _, p := range v {
+	for _, p := range v.parts {
 		it, err := p.x.vocab.Search(dfa, nil, nil)
 		for err == nil {
 			key, _ := it.Current()
@@ -329,7 +421,7 @@ func (v view) neighbours(term string, edits, n int) []near {
 			err = it.Next()
 		}
 	}
-	if len(v) > 1 { // each part's terms come in order: merge them, once each
+	if len(v.parts) > 1 { // each part's terms come in order: merge them, once each
 		slices.SortFunc(out, func(a, b near) int { return strings.Compare(a.term, b.term) })
 		out = slices.CompactFunc(out, func(a, b near) bool { return a.term == b.term })
 	}
@@ -345,11 +437,11 @@ type ref struct {
 }
 
 // before orders documents as a single index numbers them: by library, then ID.
-func (v view) before(a, b ref) bool {
+func (v *view) before(a, b ref) bool {
 	if a.part == b.part {
 		return a.doc < b.doc
 	}
-	da, db := &v[a.part].x.docs[a.doc], &v[b.part].x.docs[b.doc]
+	da, db := &v.parts[a.part].x.docs[a.doc], &v.parts[b.part].x.docs[b.doc]
 	if c := strings.Compare(da.LibraryID, db.LibraryID); c != 0 {
 		return c < 0
 	}
@@ -364,17 +456,17 @@ func (v view) before(a, b ref) bool {
 // 1 - QueryWeight of the expanded query. Only documents the query's own words
 // reached are scored for them: feedback strengthens evidence, it finds nothing
 // by itself.
-func (v view) feedback(w *wordResult, st wordStats, rules *search.Rules, nTerms int) {
+func (v *view) feedback(ctx context.Context, w *wordResult, st wordStats, rules *search.Rules, nTerms int) error {
 	f := rules.Feedback
 	// The best matches: a bounded selection, best score first, then in the
 	// index's order.
 	top := make([]ref, 0, f.Docs)
-	score := func(r ref) float32 { return v[r.part].s.wScore[r.doc] }
+	score := func(r ref) float32 { return v.parts[r.part].s.wScore[r.doc] }
 	better := func(a, b ref) bool {
 		sa, sb := score(a), score(b)
 		return sa > sb || (sa == sb && v.before(a, b))
 	}
-	for pi, p := range v {
+	for pi, p := range v.parts {
 		s := p.s
 		for _, d := range s.touched {
 			share := float64(s.wShare[d]) / w.weight
@@ -396,7 +488,16 @@ func (v view) feedback(w *wordResult, st wordStats, rules *search.Rules, nTerms 
 		}
 	}
 	if len(top) == 0 {
-		return
+		return nil
+	}
+	// The second round: the best matches' words.
+	for _, r := range top {
+		if p := &v.parts[r.part]; p.x.cold != nil {
+			v.needWords(p, r.doc, false)
+		}
+	}
+	if err := v.fetch(ctx); err != nil {
+		return err
 	}
 	// P(d) ∝ exp(score), P(t|d) = tf / length.
 	best := float64(score(top[0]))
@@ -406,15 +507,15 @@ func (v view) feedback(w *wordResult, st wordStats, rules *search.Rules, nTerms 
 	}
 	rel := map[string]float64{}
 	for _, r := range top {
-		x := v[r.part].x
+		p := &v.parts[r.part]
 		pd := math.Exp(float64(score(r))-best) / z
-		entries := x.fwd[x.fwdOff[r.doc]:x.fwdOff[r.doc+1]]
+		entries := p.words(r.doc)
 		var length float64
 		for _, e := range entries {
 			length += float64(e.tf)
 		}
 		for _, e := range entries {
-			rel[x.termName[e.term]] += pd * float64(e.tf) / length
+			rel[p.x.termName[e.term]] += pd * float64(e.tf) / length
 		}
 	}
 	type weighted struct {
@@ -424,7 +525,7 @@ func (v view) feedback(w *wordResult, st wordStats, rules *search.Rules, nTerms 
 	}
 	cands := make([]weighted, 0, len(rel))
 	for t, r := range rel {
-		df := v.df(t)
+		df := v.dfCounted(t)
 		if df == 0 {
 			continue
 		}
@@ -443,7 +544,14 @@ func (v view) feedback(w *wordResult, st wordStats, rules *search.Rules, nTerms 
 		sum += c.w
 	}
 	if sum == 0 {
-		return
+		return nil
+	}
+	// The third round: the chosen words' postings.
+	for _, c := range cands {
+		v.needPostings(c.term)
+	}
+	if err := v.fetch(ctx); err != nil {
+		return err
 	}
 	w.scale = f.QueryWeight / float64(nTerms)
 	w.expScale = 1
@@ -451,14 +559,14 @@ func (v view) feedback(w *wordResult, st wordStats, rules *search.Rules, nTerms 
 	for _, c := range cands {
 		qw := (1 - f.QueryWeight) * c.w / sum
 		w.max += qw * c.idf * (k1 + 1)
-		for _, p := range v {
+		for _, p := range v.parts {
 			id, ok := p.x.termID(c.term)
 			if !ok {
 				continue
 			}
 			s := p.s
 			for _, sp := range p.spans {
-				for _, ps := range p.x.postings(id, sp) {
+				for _, ps := range p.postings(id, sp) {
 					if s.wStamp[ps.doc] == s.gen { // only live documents are stamped
 						s.wExp[ps.doc] += float32(qw * c.idf * p.x.bm25(st, ps))
 					}
@@ -466,26 +574,34 @@ func (v view) feedback(w *wordResult, st wordStats, rules *search.Rules, nTerms 
 			}
 		}
 	}
+	return nil
 }
 
-// df is the number of visible, live documents holding a term.
-func (v view) df(term string) int {
+// df is the number of visible, live documents holding a term, from its
+// postings.
+func (v *view) df(term string) int {
 	n := 0
-	for _, p := range v {
-		id, ok := p.x.termID(term)
-		if !ok {
+	for _, p := range v.parts {
+		n += p.df(term)
+	}
+	return n
+}
+
+func (p *part) df(term string) int {
+	id, ok := p.x.termID(term)
+	if !ok {
+		return 0
+	}
+	n := 0
+	for _, sp := range p.spans {
+		ps := p.postings(id, sp)
+		if p.dead == nil {
+			n += len(ps)
 			continue
 		}
-		for _, sp := range p.spans {
-			ps := p.x.postings(id, sp)
-			if p.dead == nil {
-				n += len(ps)
-				continue
-			}
-			for _, q := range ps {
-				if !p.isDead(q.doc) {
-					n++
-				}
+		for _, q := range ps {
+			if !p.isDead(q.doc) {
+				n++
 			}
 		}
 	}
@@ -498,17 +614,19 @@ const parallelFrom = 8192
 
 // cosines writes the cosine of the probe with every visible document of each
 // part into its scratch: exactly (int8) for those that could reach the
-// threshold limit, estimated for the others (probe.screened).
-func (v view) cosines(pr *probe, limit float32) {
+// threshold limit, estimated for the others (probe.screened). Of a part
+// opened by range, the documents whose codes it does not hold yet are
+// listed (laterDocs), their estimate kept until finishCosines.
+func (v *view) cosines(pr *probe, limit float32) {
 	type task struct {
 		p  *part
 		sp span
 	}
 	var tasks []task
 	total := 0
-	for i := range v {
-		for _, sp := range v[i].spans {
-			tasks = append(tasks, task{&v[i], sp})
+	for i := range v.parts {
+		for _, sp := range v.parts[i].spans {
+			tasks = append(tasks, task{&v.parts[i], sp})
 			total += int(sp.end - sp.start)
 		}
 	}
@@ -518,7 +636,7 @@ func (v view) cosines(pr *probe, limit float32) {
 	}
 	if workers == 1 {
 		for _, t := range tasks {
-			t.p.cosRange(pr, limit, t.sp.start, t.sp.end)
+			t.p.s.laterDocs = t.p.cosRange(pr, limit, t.sp.start, t.sp.end, t.p.s.laterDocs)
 		}
 		return
 	}
@@ -543,33 +661,69 @@ func (v view) cosines(pr *probe, limit float32) {
 	if len(cur) > 0 {
 		parts = append(parts, cur)
 	}
-	for _, part := range parts {
+	later := make([][][]uint32, len(parts)) // per worker, per task
+	for i, part := range parts {
+		later[i] = make([][]uint32, len(part))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for _, t := range part {
-				t.p.cosRange(pr, limit, t.sp.start, t.sp.end)
+			for j, t := range part {
+				later[i][j] = t.p.cosRange(pr, limit, t.sp.start, t.sp.end, nil)
 			}
 		}()
 	}
 	wg.Wait()
-}
-
-func (p *part) cosRange(pr *probe, limit float32, start, end uint32) {
-	s, vecs := p.s, &p.x.docQ
-	for i := start; i < end; i++ {
-		cos, exact := pr.screened(vecs, int(i), limit)
-		s.cos[i] = cos
-		if exact {
-			s.exact[i] = s.gen
+	for i, part := range parts {
+		for j, t := range part {
+			t.p.s.laterDocs = append(t.p.s.laterDocs, later[i][j]...)
 		}
 	}
+}
+
+// cosRange screens documents [start, end) of the part, and returns later
+// with the ordinals whose codes the query does not hold appended.
+func (p *part) cosRange(pr *probe, limit float32, start, end uint32, later []uint32) []uint32 {
+	s, vecs := p.s, &p.x.docQ
+	if p.x.cold == nil {
+		for i := start; i < end; i++ {
+			cos, exact := pr.screened(vecs, int(i), limit)
+			s.cos[i] = cos
+			if exact {
+				s.exact[i] = s.gen
+			}
+		}
+		return later
+	}
+	c := p.x.cold
+	held := func(k uint32) *block { return s.blocks[k] }
+	lastUsed := ^uint32(0)
+	for i := start; i < end; i++ {
+		est, pass := pr.passes(vecs, int(i), limit)
+		if !pass {
+			s.cos[i] = est
+			continue
+		}
+		code, ok := p.x.docCode(held, i)
+		if !ok {
+			s.cos[i] = est
+			later = append(later, i)
+			continue
+		}
+		if k := uint32((c.lay.docs + uint64(i)*uint64(len(code))) / c.lay.block); k != lastUsed {
+			c.used[k].Store(true) // for the cache's hand
+			lastUsed = k
+		}
+		s.cos[i] = pr.cosine(vecs, code, int(i))
+		s.exact[i] = s.gen
+	}
+	return later
 }
 
 // recordings computes the cosine of the probe with every readable recording
 // behind a visible document of the part, each once (exactly if it could reach
 // the threshold limit): the distinct recordings are listed first, then scored
-// on every core when there are many.
+// on every core when there are many. Of a part opened by range, those whose
+// codes it does not hold are listed (laterRecs) for finishCosines.
 func (p *part) recordings(pr *probe, limit float32) {
 	x, s := p.x, p.s
 	todo := s.recTodo[:0]
@@ -582,29 +736,52 @@ func (p *part) recordings(pr *probe, limit float32) {
 		}
 	}
 	s.recTodo = todo
-	score := func(rs []uint32) {
-		for _, r := range rs {
-			s.rec[r], _ = pr.screened(&x.recQ, int(r), limit)
+	score := func(rs []uint32, later []uint32) []uint32 {
+		if x.cold == nil {
+			for _, r := range rs {
+				s.rec[r], _ = pr.screened(&x.recQ, int(r), limit)
+			}
+			return later
 		}
+		held := func(k uint32) *block { return s.blocks[k] }
+		for _, r := range rs {
+			est, pass := pr.passes(&x.recQ, int(r), limit)
+			s.rec[r] = est
+			if !pass {
+				continue
+			}
+			if code, ok := x.recCode(held, r); ok {
+				s.rec[r] = pr.cosine(&x.recQ, code, int(r))
+			} else {
+				later = append(later, r)
+			}
+		}
+		return later
 	}
 	workers := 1
 	if len(todo) >= parallelFrom {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	if workers == 1 {
-		score(todo)
+		s.laterRecs = score(todo, s.laterRecs)
 		return
 	}
 	var wg sync.WaitGroup
 	share := (len(todo) + workers - 1) / workers
+	var later [][]uint32
 	for start := 0; start < len(todo); start += share {
+		later = append(later, nil)
+		i := len(later) - 1
 		wg.Add(1)
 		go func(rs []uint32) {
 			defer wg.Done()
-			score(rs)
+			later[i] = score(rs, nil)
 		}(todo[start:min(start+share, len(todo))])
 	}
 	wg.Wait()
+	for _, l := range later {
+		s.laterRecs = append(s.laterRecs, l...)
+	}
 }
 
 // bestRecording is the best cosine of the readable recordings behind document i.
@@ -689,9 +866,29 @@ func mostActive(ctx context.Context, segs []*segment, dims int, q *search.Query,
 	}
 	out := make([]search.Candidate, len(page))
 	pr := rotationFor(dims).probe(q.Vector)
+	// The page's codes, of the segments opened by range: one round.
+	refs := map[*Index][]uint32{}
+	for _, h := range page {
+		if h.x.cold != nil {
+			refs[h.x] = append(refs[h.x], h.o)
+		}
+	}
+	var cos map[*Index]map[uint32]float32
+	if len(refs) > 0 {
+		defer busy(refs)()
+		var err error
+		if cos, err = laterCosines(ctx, pr, refs); err != nil {
+			return nil, 0, err
+		}
+	}
 	for i, h := range page {
-		cos := pr.cosine(&h.x.docQ, int(h.o))
-		out[i] = search.Candidate{Doc: &h.x.docs[h.o], Evidence: search.Evidence{Semantic: float64(cos)}}
+		var c float32
+		if h.x.cold != nil {
+			c = cos[h.x][h.o]
+		} else {
+			c = pr.cosine(&h.x.docQ, nil, int(h.o))
+		}
+		out[i] = search.Candidate{Doc: &h.x.docs[h.o], Evidence: search.Evidence{Semantic: float64(c)}}
 	}
 	return out, total, ctx.Err()
 }

@@ -291,6 +291,9 @@ func WriteSegmentBlocks(w io.Writer, x *Index, deleted []string, block int) (Seg
 	if !littleEndian {
 		return SegmentInfo{}, errors.New("localsearch: segments are written on little-endian machines only")
 	}
+	if x.cold != nil {
+		return SegmentInfo{}, errors.New("localsearch: a segment opened by range is written only once it is read whole")
+	}
 	padded := uint64(x.rot.padded)
 	b := uint64(1) << bits.Len64(uint64(max(block, minBlockSize))-1)
 	b = min(max(b, padded), maxBlockSize)

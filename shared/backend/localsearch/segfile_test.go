@@ -136,10 +136,12 @@ func TestSegmentFileRefuses(t *testing.T) {
 	}
 }
 
-// FuzzReadSegment reads arbitrary bytes, with a valid checksum, as a
-// segment: it must never panic,
-// and never allocate more than 32 times the bytes (and a fixed 1 MiB: buffers, the vocabulary's builder) (segments are
-// read with their size known, so every count is checked against it first).
+// FuzzReadSegment reads arbitrary bytes, with a valid checksum (and, of
+// format 3, valid CRCs of its cold part's blocks), as a segment, whole and
+// opened by range with its cold part read as queries need it: it must
+// never panic, and never allocate more than 32 times the bytes (and a
+// fixed 1 MiB: buffers, the vocabulary's builder) (segments are read with
+// their size known, so every count is checked against it first).
 func FuzzReadSegment(f *testing.F) {
 	e := embedtest.Named{Name: "fixed-16", Dims: 16}
 	x, err := localsearch.FromDocs(context.Background(), smallDocs(), e, localsearch.Options{})
@@ -162,9 +164,18 @@ func FuzzReadSegment(f *testing.F) {
 	}
 	f.Add(buf.Bytes())
 	castagnoli := crc32.MakeTable(crc32.Castagnoli)
+	// What every process makes once (the automata's builder, the rotation)
+	// is made before anything is measured.
+	warm := &search.Query{Text: "reset pasword laptop", Vector: make([]float32, 16), Libraries: []string{"lib_1", "lib_2"}, Limit: 10}
+	wr := search.DefaultRules(e.ID())
+	warm.Rules = &wr
+	if err := x.Candidates(context.Background(), warm, func(search.Candidate) {}); err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		// A crafted object passes the checksum: sum the mutated bytes, so
-		// that the fuzzer reaches the checks behind it.
+		// A crafted object passes the checksums: sum the mutated bytes, so
+		// that the fuzzer reaches the checks behind them.
+		hot := localsearch.FixSegmentBlocks(b)
 		if len(b) >= 4 {
 			binary.LittleEndian.PutUint32(b[len(b)-4:], crc32.Checksum(b[:len(b)-4], castagnoli))
 		}
@@ -175,15 +186,30 @@ func FuzzReadSegment(f *testing.F) {
 		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(32*len(b)+1<<20) {
 			t.Fatalf("%d bytes allocated %d", len(b), alloc)
 		}
-		if err != nil {
-			return
-		}
 		// A segment read must be searchable without a panic.
 		q := &search.Query{Text: "reset pasword laptop", Vector: make([]float32, 16), Libraries: []string{"lib_1", "lib_2"}, Limit: 10}
 		r := search.DefaultRules(e.ID())
 		q.Rules = &r
-		_ = x.Candidates(context.Background(), q, func(search.Candidate) {})
-		_, _, _ = x.MostActive(context.Background(), q, search.Filter{}, 0, 10)
+		if err == nil {
+			_ = x.Candidates(context.Background(), q, func(search.Candidate) {})
+			_, _, _ = x.MostActive(context.Background(), q, search.Filter{}, 0, 10)
+		}
+		if hot == 0 {
+			return
+		}
+		// Opened by range, its blocks read as the queries need them.
+		runtime.ReadMemStats(&before)
+		y, _, err := localsearch.OpenSegment(b[:hot], int64(len(b)), e, &source{data: b}, localsearch.NewCache(0))
+		if err == nil {
+			var page []search.Candidate
+			_ = y.Candidates(context.Background(), q, func(c search.Candidate) { page = append(page, c) })
+			_ = y.PrepareLater(context.Background(), page)
+			_, _, _ = y.MostActive(context.Background(), q, search.Filter{}, 0, 10)
+		}
+		runtime.ReadMemStats(&after)
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(32*len(b)+1<<20) {
+			t.Fatalf("%d bytes, opened by range and searched, allocated %d", len(b), alloc)
+		}
 	})
 }
 

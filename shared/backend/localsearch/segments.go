@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/blevesearch/vellum/levenshtein"
 
@@ -34,6 +35,11 @@ type segment struct {
 	stats   []libStats // per library number
 	live    int
 	deleted []string // the documents this segment deletes from older ones
+	// deadCount counts, per term and library, the dead documents that
+	// hold the term, once a query has read their words: of a segment
+	// opened by range, a term's live documents are counted from it and
+	// the hot part, without the term's postings (view.dfCounted).
+	deadCount atomic.Pointer[map[uint64]int32]
 }
 
 type libStats struct{ n, title, body float64 }
@@ -186,6 +192,11 @@ func (s *Segments) Embedder() search.Embedder { return s.embedder }
 // Candidates implements search.Retriever.
 func (s *Segments) Candidates(ctx context.Context, q *search.Query, add func(search.Candidate)) error {
 	return candidates(ctx, s.segs, s.embedder.Dimensions(), q, add)
+}
+
+// PrepareLater implements search.LaterPreparer.
+func (s *Segments) PrepareLater(ctx context.Context, page []search.Candidate) error {
+	return prepareLater(ctx, page)
 }
 
 // MostActive implements search.Retriever.
