@@ -94,6 +94,14 @@ const (
 	// newer manifest of the index's segments, as a Go duration ("5s", the
 	// default).
 	EnvSnapshotPoll = "DOCLIB_SNAPSHOT_POLL"
+	// EnvSearchCacheMB bounds, in MB, what the search function keeps in
+	// memory of the cold parts of the index's segments, which it reads by
+	// range (docs/search.md, "The embedded tier on Lambda"). Unset: derived
+	// from the function's memory (EnvLambdaMemory), or no bound outside
+	// Lambda.
+	EnvSearchCacheMB = "DOCLIB_SEARCH_CACHE_MB"
+	// EnvLambdaMemory is the function's memory in MB, which Lambda sets.
+	EnvLambdaMemory = "AWS_LAMBDA_FUNCTION_MEMORY_SIZE"
 )
 
 // The search rules' overrides (Rules.Flags).

@@ -2,6 +2,7 @@ package settings
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -25,6 +26,11 @@ type Snapshots struct {
 	Bucket string
 	// Poll is how often, at most, a search looks for a newer snapshot.
 	Poll time.Duration
+	// MemoryMB is the search function's memory (EnvLambdaMemory; 0
+	// outside Lambda), from which the follower sizes what it keeps of the
+	// segments' cold parts; CacheMB, when set (EnvSearchCacheMB), is that
+	// bound itself.
+	MemoryMB, CacheMB int
 
 	envErr error
 }
@@ -41,6 +47,19 @@ func (s *Snapshots) Flags(fs FlagSet, getenv func(string) string) {
 			s.envErr = fmt.Errorf("%s=%q is not a positive duration such as 5s", EnvSnapshotPoll, v)
 		} else {
 			s.Poll = d
+		}
+	}
+	for _, v := range []struct {
+		name string
+		to   *int
+	}{{EnvLambdaMemory, &s.MemoryMB}, {EnvSearchCacheMB, &s.CacheMB}} {
+		if raw := getenv(v.name); raw != "" {
+			n, err := strconv.Atoi(raw)
+			if err != nil || n <= 0 {
+				s.envErr = fmt.Errorf("%s=%q is not a positive number of MB", v.name, raw)
+				continue
+			}
+			*v.to = n
 		}
 	}
 }

@@ -47,7 +47,7 @@ func SearchFunction(ctx context.Context, getenv func(string) string, log *slog.L
 	if ss.Embedded() { // DOCLIB_SEARCH=embedded: the engine over the indexer's snapshots
 		var blobs *s3blobs.Blobs
 		if blobs, err = s3blobs.Connect(ctx, ss.Snapshots.Bucket); err == nil {
-			backend, err = SnapshotFollower(ctx, blobs, ss.Snapshots.Poll, embedder, log)
+			backend, err = SnapshotFollower(ctx, blobs, ss.Snapshots, embedder, log)
 		}
 	} else { // OpenSearch, its index checked before the first search
 		var b *opensearch.Backend

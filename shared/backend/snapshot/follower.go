@@ -26,20 +26,29 @@ import (
 // and drops those no longer named. A search always runs on the segments of
 // one manifest: the one in service when it started.
 //
-// Reading a segment is copying its arrays, not building an index
-// (localsearch.ReadSegment): a change of a hundred documents costs the
-// request that notices it one GET of a segment of a few MB and a few
-// milliseconds. Merges replace segments by one the instance reads whole,
-// each document once per level it climbs (MergePolicy). The request that
-// notices a new manifest reads the segments itself, synchronously, rather
-// than in a background goroutine: in Lambda an instance is frozen between
-// requests, and a background read would progress only while requests run.
-// Loads are single-flight: where requests run concurrently (a long-running
-// server), the others keep searching the index in service.
+// A segment of format 3 of at least ReadWholeBelow bytes is opened by
+// range (localsearch.OpenSegment): one GET of its hot part, what every
+// query needs, at load; its cold part (postings, words, int8 codes) is read
+// in blocks as queries need them, kept in Cache, and read whole in the
+// background by a prefetch while no query runs, so that a warm instance
+// holds what one that read every segment whole would. Smaller segments
+// (a stream batch) and those of earlier formats are read whole: copying
+// their arrays, not building an index (localsearch.ReadSegment), so that a
+// change of a hundred documents costs the request that notices it one GET
+// of a few hundred KB. The request that notices a new manifest reads the
+// hot parts and small segments itself, synchronously: in Lambda an
+// instance is frozen between requests, and a background read progresses
+// only while requests run (the prefetch does, and queries read what it has
+// not). Loads are single-flight: where requests run concurrently (a
+// long-running server), the others keep searching the index in service.
 //
 // A manifest or segment that fails to load (unreadable, corrupt, of another
 // embedder or format) is logged at error level and the last good index
-// stays in service; the next check tries again. With no good index at all
+// stays in service; the next check tries again. A block of a cold part
+// that cannot be read, or is not what its CRC says, fails the query that
+// needs it with doclib's unavailable error (503), never a wrong answer; a
+// segment whose object is gone (its lifecycle expired a deleted one) makes
+// the query read the manifest again and answer from the segments it names. With no good index at all
 // (a refused manifest at init), searches fail with doclib's unavailable
 // error (503) saying what cures it, until a good one is published. When
 // nothing was published yet, the index is empty.
@@ -57,12 +66,37 @@ type Follower struct {
 	Now func() time.Time
 	// Logger gets the loads and their failures (slog.Default when nil).
 	Logger *slog.Logger
+	// Cache keeps what queries read of the cold parts (one without a bound,
+	// when nil at Load). Its budget is CacheBytes when set, else half of
+	// MemoryBytes less the hot parts held and a reserve (the collector lets
+	// a Go heap grow to twice what it holds), else none.
+	Cache                   *localsearch.Cache
+	CacheBytes, MemoryBytes int64
+	// ReadWholeBelow is the size under which a segment is read whole
+	// (DefaultReadWholeBelow when 0; every segment of format 3 is opened by
+	// range when negative).
+	ReadWholeBelow int64
+	// NoPrefetch turns the prefetch off: the cold parts are read only as
+	// queries need them.
+	NoPrefetch bool
 
 	cur     atomic.Pointer[serving]
 	checked atomic.Pointer[time.Time] // when the manifest was last checked; nil: never
 	loading sync.Mutex                // held by the one request checking or loading
 	warned  bool                      // "nothing published yet" was logged (under loading)
+
+	pmu          sync.Mutex
+	stopPrefetch context.CancelFunc
+	prefetched   chan struct{}
 }
+
+// DefaultReadWholeBelow: segments under 4 MiB are read whole, in the one
+// GET that their hot part alone would take about as long to answer.
+const DefaultReadWholeBelow = 4 << 20
+
+// cacheReserve is what the budget leaves the rest of the process: the
+// queries' working memory, the SDK's, the request's.
+const cacheReserve = 128 << 20
 
 // State is what a Follower has in service.
 type State struct {
@@ -73,6 +107,10 @@ type State struct {
 	Segments  int
 	// Legacy is set when the index is a single-format snapshot's.
 	Legacy bool
+	// Opened is how many segments are opened by range, and HotBytes
+	// their hot parts' bytes, held in memory.
+	Opened   int
+	HotBytes int64
 	// Err is why there is no index in service, nil when there is one.
 	Err error
 }
@@ -121,20 +159,89 @@ func (f *Follower) Refresh(ctx context.Context) error {
 
 // Match implements search.Backend.
 func (f *Follower) Match(ctx context.Context, q *search.Query) (*search.Matches, error) {
-	b, err := f.backend(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return b.Match(ctx, q)
+	var m *search.Matches
+	err := f.search(ctx, func(b search.Backend) (err error) {
+		m, err = b.Match(ctx, q)
+		return err
+	})
+	return m, err
 }
 
 // MostActive implements search.Backend.
 func (f *Follower) MostActive(ctx context.Context, q *search.Query, fl search.Filter) ([]search.Hit, int, error) {
+	var hits []search.Hit
+	var total int
+	err := f.search(ctx, func(b search.Backend) (err error) {
+		hits, total, err = b.MostActive(ctx, q, fl)
+		return err
+	})
+	return hits, total, err
+}
+
+// search runs do on the index in service. A segment found gone (a newer
+// manifest replaced it, and its deleted object expired) makes it read the
+// manifest now and run do again, once, on what that names.
+func (f *Follower) search(ctx context.Context, do func(search.Backend) error) error {
 	b, err := f.backend(ctx)
 	if err != nil {
-		return nil, 0, err
+		return err
 	}
-	return b.MostActive(ctx, q, fl)
+	err = do(b)
+	if !errors.Is(err, localsearch.ErrSegmentGone) {
+		return err
+	}
+	f.logger().Warn("snapshot: a segment in service is gone; reading the manifest again", "error", err)
+	f.loading.Lock()
+	f.markChecked()
+	rerr := f.refresh(ctx)
+	f.loading.Unlock()
+	if rerr != nil {
+		return doclib.Unavailable(errors.Join(err, rerr))
+	}
+	if b, err = f.backend(ctx); err != nil {
+		return err
+	}
+	if err = do(b); errors.Is(err, localsearch.ErrSegmentGone) {
+		return doclib.Unavailable(err)
+	}
+	return err
+}
+
+// Prefetched is closed when the prefetch of the index in service has read
+// every cold part, or stopped (the cache full, a read failed, a newer
+// index in service); nil when none was started.
+func (f *Follower) Prefetched() <-chan struct{} {
+	f.pmu.Lock()
+	defer f.pmu.Unlock()
+	return f.prefetched
+}
+
+// prefetch reads, in the background, the cold parts of xs that the cache
+// does not hold, in place of the prefetch of the index no longer in
+// service.
+func (f *Follower) prefetch(xs []*localsearch.Index) {
+	f.pmu.Lock()
+	defer f.pmu.Unlock()
+	if f.stopPrefetch != nil {
+		f.stopPrefetch()
+		f.stopPrefetch, f.prefetched = nil, nil
+	}
+	if f.NoPrefetch || len(xs) == 0 {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	f.stopPrefetch, f.prefetched = cancel, done
+	go func() {
+		defer close(done)
+		start := time.Now()
+		if err := f.Cache.Prefetch(ctx, xs); err != nil && ctx.Err() == nil {
+			f.logger().Warn("snapshot: the prefetch stopped; queries read what they need", "error", err)
+			return
+		}
+		st := f.Cache.Stats()
+		f.logger().Info("snapshot: prefetched", "took", time.Since(start), "held_bytes", st.Held, "read_bytes", st.Bytes, "reads", st.Reads)
+	}()
 }
 
 func (f *Follower) now() time.Time {
@@ -231,6 +338,9 @@ func (f *Follower) refresh(ctx context.Context) error {
 		return f.failed(cur, m, fmt.Errorf("snapshot: read the manifest: %w", err))
 	}
 	start := time.Now()
+	if f.Cache == nil {
+		f.Cache = localsearch.NewCache(0)
+	}
 	held := map[string]*segment{}
 	if cur != nil && cur.segs != nil {
 		held = cur.segs
@@ -244,18 +354,35 @@ func (f *Follower) refresh(ctx context.Context) error {
 			missing = append(missing, i)
 		}
 	}
+	whole := f.ReadWholeBelow
+	if whole == 0 {
+		whole = DefaultReadWholeBelow
+	}
 	var read int64
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(readers)
 	for _, i := range missing {
-		g.Go(func() error {
-			sg, err := readSegment(gctx, f.Blobs, m.Segments[i], f.Embedder)
-			segs[i] = sg
+		ref := m.Segments[i]
+		g.Go(func() (err error) {
+			if ref.HotBytes > 0 && ref.Bytes >= whole {
+				segs[i], err = openSegment(gctx, f.Blobs, ref, f.Embedder, f.Cache)
+			} else {
+				segs[i], err = readSegment(gctx, f.Blobs, ref, f.Embedder)
+			}
 			return err
 		})
-		read += m.Segments[i].Bytes
+		if ref.HotBytes > 0 && ref.Bytes >= whole {
+			read += ref.HotBytes
+		} else {
+			read += ref.Bytes
+		}
 	}
 	if err := g.Wait(); err != nil {
+		for _, i := range missing { // opened, and not to be served
+			if segs[i] != nil {
+				f.Cache.Drop(segs[i].x)
+			}
+		}
 		return f.failed(cur, m, err)
 	}
 	loaded := time.Since(start)
@@ -264,18 +391,40 @@ func (f *Follower) refresh(ctx context.Context) error {
 		return f.failed(cur, m, err)
 	}
 	byKey := make(map[string]*segment, len(segs))
+	var opened []*localsearch.Index
+	var hot int64
 	for _, sg := range segs {
 		byKey[sg.ref.Key] = sg
+		if sg.x.Opened() {
+			opened = append(opened, sg.x)
+			hot += sg.ref.HotBytes
+		}
 	}
-	f.cur.Store(&serving{State: State{Sequence: m.Sequence, Documents: index.Len(), Segments: len(segs)}, etag: obj.ETag,
-		segs: byKey, backend: search.Local{Retriever: index, Cal: m.Calibration}})
+	switch {
+	case f.CacheBytes > 0:
+		f.Cache.SetBudget(f.CacheBytes)
+	case f.MemoryBytes > 0:
+		f.Cache.SetBudget(max(f.MemoryBytes/2-hot-cacheReserve, 64<<20))
+	}
+	f.cur.Store(&serving{State: State{Sequence: m.Sequence, Documents: index.Len(), Segments: len(segs), Opened: len(opened), HotBytes: hot},
+		etag: obj.ETag, segs: byKey, backend: search.Local{Retriever: index, Cal: m.Calibration}})
+	if cur != nil {
+		for key, sg := range cur.segs {
+			if byKey[key] != sg {
+				f.Cache.Drop(sg.x)
+			}
+		}
+	}
+	f.prefetch(opened)
 	f.logger().Info("snapshot: in service", "sequence", m.Sequence, "documents", index.Len(), "segments", len(segs),
-		"read", len(missing), "bytes_read", read, "load", loaded, "fold", time.Since(start)-loaded)
+		"read", len(missing), "opened_by_range", len(opened), "bytes_read", read, "load", loaded, "fold", time.Since(start)-loaded)
 	return nil
 }
 
-// readers is how many segments a follower reads at once.
-const readers = 4
+// readers is how many segments a follower reads at once: every segment of
+// a reindex at a million documents (40 of 25,000), whose hot parts are
+// read at start, a GET each.
+const readers = 16
 
 // legacy serves the single-format snapshot the pointer names, when there is
 // no manifest: a stack upgraded from that format, until its indexer

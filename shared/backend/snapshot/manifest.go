@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"strings"
 	"time"
@@ -431,6 +432,54 @@ func readSegment(ctx context.Context, b Blobs, ref SegmentRef, e search.Embedder
 		return nil, fmt.Errorf("snapshot: segment %s sums to %s, the manifest says %s: %w", ref.Key, got, ref.CRC32C, ErrCorrupt)
 	}
 	return &segment{ref: ref, x: x, deleted: deleted}, nil
+}
+
+// openSegment opens the segment ref names by range: it reads the hot part
+// (one GET of its first HotBytes bytes), checks it against the manifest's
+// CRC-32C, and reads the rest as queries need it, from the version it read
+// (so that a segment deleted while the instance still serves it is still
+// read), into cache.
+func openSegment(ctx context.Context, b Blobs, ref SegmentRef, e search.Embedder, cache *localsearch.Cache) (*segment, error) {
+	body, obj, err := b.Get(ctx, ref.Key, GetOptions{Length: ref.HotBytes})
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: read the hot part of segment %s: %w", ref.Key, err)
+	}
+	defer body.Close()
+	if obj.Size != ref.Bytes {
+		return nil, fmt.Errorf("snapshot: segment %s is %d bytes, the manifest says %d: %w", ref.Key, obj.Size, ref.Bytes, ErrCorrupt)
+	}
+	hot := make([]byte, ref.HotBytes)
+	if _, err := io.ReadFull(body, hot); err != nil {
+		return nil, fmt.Errorf("snapshot: read the hot part of segment %s: %v: %w", ref.Key, err, ErrCorrupt)
+	}
+	if got := fmt.Sprintf("%08x", crc32.Checksum(hot, crc32.MakeTable(crc32.Castagnoli))); got != ref.HotCRC32C {
+		return nil, fmt.Errorf("snapshot: the hot part of segment %s sums to %s, the manifest says %s: %w", ref.Key, got, ref.HotCRC32C, ErrCorrupt)
+	}
+	x, deleted, err := localsearch.OpenSegment(hot, ref.Bytes, e, &blobRange{b: b, key: ref.Key, version: obj.Version}, cache)
+	switch {
+	case errors.Is(err, localsearch.ErrSegmentIncompatible):
+		return nil, fmt.Errorf("snapshot: segment %s: %v: %w", ref.Key, err, ErrIncompatible)
+	case errors.Is(err, localsearch.ErrSegment):
+		return nil, fmt.Errorf("snapshot: segment %s: %v: %w", ref.Key, err, ErrCorrupt)
+	case err != nil:
+		return nil, fmt.Errorf("snapshot: open segment %s: %w", ref.Key, err)
+	}
+	return &segment{ref: ref, x: x, deleted: deleted}, nil
+}
+
+// blobRange reads one version of a segment's object by range
+// (localsearch.ColdSource).
+type blobRange struct {
+	b            Blobs
+	key, version string
+}
+
+func (r *blobRange) ReadRange(ctx context.Context, off, n int64) (io.ReadCloser, error) {
+	body, _, err := r.b.Get(ctx, r.key, GetOptions{Version: r.version, Offset: off, Length: n})
+	if errors.Is(err, ErrNotFound) {
+		return nil, fmt.Errorf("snapshot: segment %s: %w: %w", r.key, localsearch.ErrSegmentGone, err)
+	}
+	return body, err
 }
 
 // lastBytes keeps the last 4 bytes written to it: a segment's CRC-32C.

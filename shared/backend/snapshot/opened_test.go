@@ -1,0 +1,338 @@
+package snapshot
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	doclib "github.com/doclib/doclib/shared"
+	"github.com/doclib/doclib/shared/backend/localsearch"
+	"github.com/doclib/doclib/shared/backend/offline"
+	"github.com/doclib/doclib/shared/data/dataset"
+	"github.com/doclib/doclib/shared/data/demo"
+	"github.com/doclib/doclib/shared/search"
+)
+
+// faulty is Blobs whose ranged reads of segments fail, lie or hang as a
+// test says, and are counted.
+type faulty struct {
+	Blobs
+	mu     sync.Mutex
+	fail   error                            // a ranged read of a segment fails with it
+	lie    bool                             // a ranged read of a segment returns other bytes
+	hang   bool                             // a ranged read of a segment waits for its context
+	ranged atomic.Int64                     // ranged reads of segments
+	hook   func(key string, opt GetOptions) // asked before each Get
+}
+
+func (f *faulty) Get(ctx context.Context, key string, opt GetOptions) (io.ReadCloser, Object, error) {
+	f.mu.Lock()
+	fail, lie, hang, hook := f.fail, f.lie, f.hang, f.hook
+	f.mu.Unlock()
+	if hook != nil {
+		hook(key, opt)
+	}
+	cold := strings.HasPrefix(key, SegmentPrefix) && opt.Offset > 0
+	if cold {
+		f.ranged.Add(1)
+		switch {
+		case fail != nil:
+			return nil, Object{}, fail
+		case hang:
+			<-ctx.Done()
+			return nil, Object{}, ctx.Err()
+		}
+	}
+	body, obj, err := f.Blobs.Get(ctx, key, opt)
+	if err != nil || !cold || !lie {
+		return body, obj, err
+	}
+	data, err := io.ReadAll(body)
+	body.Close()
+	if err != nil {
+		return nil, Object{}, err
+	}
+	data[len(data)/2] ^= 1
+	return io.NopCloser(bytes.NewReader(data)), obj, nil
+}
+
+func (f *faulty) set(do func(f *faulty)) {
+	f.mu.Lock()
+	do(f)
+	f.mu.Unlock()
+}
+
+// demoIndex publishes n demo documents embedded by the offline embedder
+// (128 dimensions) in m, in segments of at most per documents, and returns
+// the embedder, the libraries and the documents.
+func demoIndex(t *testing.T, m Blobs, n, per int) (search.Embedder, []string, []search.IndexDoc) {
+	t.Helper()
+	ctx := context.Background()
+	d, err := dataset.Validate(demo.Generate(demo.Options{Documents: n}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := offline.NewHashing(0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, e, err := localsearch.IndexDocs(ctx, d, h, localsearch.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &Writer{Blobs: m, Embedder: e, Logger: quiet, PublishDocuments: per}
+	if err := w.Publish(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	var libs []string
+	for _, l := range d.Libraries {
+		libs = append(libs, l.ID)
+	}
+	return e, libs, docs
+}
+
+var openedQueries = []string{"reset password", "new starter laptop", "pasword resett", "quarterly close", "expense report", ""}
+
+// answers are what a searcher over b answers to openedQueries, in every
+// library and in the first.
+func answers(t *testing.T, b search.Backend, e search.Embedder, libs []string) ([]string, error) {
+	t.Helper()
+	s := &search.Searcher{Backend: b, Embedder: search.Cached(e, 0), Rules: search.DefaultRules(e.ID())}
+	var out []string
+	for _, text := range openedQueries {
+		for _, scope := range [][]string{libs, libs[:1]} {
+			res, err := s.Search(context.Background(), search.Request{Text: text, Libraries: scope, Limit: 10})
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, fmt.Sprintf("%+v", *res))
+		}
+	}
+	return out, nil
+}
+
+// wholeAnswers are the answers of a follower that reads every segment of
+// m whole.
+func wholeAnswers(t *testing.T, m Blobs, e search.Embedder, libs []string) []string {
+	t.Helper()
+	whole := &Follower{Blobs: m, Embedder: e, Logger: quiet, ReadWholeBelow: 1 << 40}
+	if err := whole.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if st := whole.Current(); st.Opened != 0 || st.Err != nil {
+		t.Fatalf("read whole: %+v", st)
+	}
+	want, err := answers(t, whole, e, libs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return want
+}
+
+// TestFollowerOpensSegmentsByRange: a follower opens segments of format 3
+// by range, reading their hot parts at load (one ranged GET each) and
+// nothing more until a query; it answers as a follower that reads them
+// whole, before and after its prefetch has read every cold part; once the
+// prefetch is done, queries read nothing.
+func TestFollowerOpensSegmentsByRange(t *testing.T) {
+	ctx := context.Background()
+	m := NewMemory()
+	e, libs, _ := demoIndex(t, m, 900, 300)
+	want := wholeAnswers(t, m, e, libs)
+
+	fb := &faulty{Blobs: m}
+	var gets atomic.Int64
+	fb.hook = func(string, GetOptions) { gets.Add(1) }
+	f := &Follower{Blobs: fb, Embedder: e, Logger: quiet, ReadWholeBelow: -1, NoPrefetch: true}
+	if err := f.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := f.Current(); st.Opened != 3 || st.HotBytes <= 0 || gets.Load() != 4 || fb.ranged.Load() != 0 {
+		t.Fatalf("opened: %+v after %d GETs, %d of cold parts; want 3 segments opened by a GET each and the manifest's", st, gets.Load(), fb.ranged.Load())
+	}
+	got, err := answers(t, f, e, libs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("opened by range, cold, the follower answers\n%v\nread whole\n%v", got, want)
+	}
+	if fb.ranged.Load() == 0 {
+		t.Fatal("the queries read no cold part")
+	}
+
+	// With the prefetch: every cold part read, then no read.
+	f = &Follower{Blobs: fb, Embedder: e, Logger: quiet, ReadWholeBelow: -1}
+	if err := f.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	<-f.Prefetched()
+	before := fb.ranged.Load()
+	if got, err = answers(t, f, e, libs); err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("prefetched, the follower answers\n%v (%v)\nread whole\n%v", got, err, want)
+	}
+	if n := fb.ranged.Load() - before; n != 0 {
+		t.Errorf("after the prefetch, queries read %d ranges", n)
+	}
+	man, _, _ := ReadManifest(ctx, m, "")
+	var cold int64
+	for _, s := range man.Segments {
+		cold += s.Bytes - s.HotBytes - 4
+	}
+	if held := f.Cache.Stats().Held; held != cold {
+		t.Errorf("the prefetch holds %d bytes of %d", held, cold)
+	}
+}
+
+// TestFollowerColdReadFaults: a cold read that fails, returns other bytes
+// than the hot part's CRCs promise, or never answers within the request's
+// deadline fails the search with a 503, never a wrong answer; healed, the
+// same search answers as before. The hot part is checked against the
+// manifest: one that is not what it says leaves the last good index in
+// service.
+func TestFollowerColdReadFaults(t *testing.T) {
+	ctx := context.Background()
+	m := NewMemory()
+	e, libs, _ := demoIndex(t, m, 600, 300)
+	fb := &faulty{Blobs: m}
+	f := &Follower{Blobs: fb, Embedder: e, Logger: quiet, ReadWholeBelow: -1, NoPrefetch: true, CacheBytes: 1}
+	if err := f.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want, err := answers(t, f, e, libs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &search.Searcher{Backend: f, Embedder: search.Cached(e, 0), Rules: search.DefaultRules(e.ID())}
+	for name, fault := range map[string]func(*faulty){
+		"fails":         func(f *faulty) { f.fail = errors.New("connection reset by peer") },
+		"other bytes":   func(f *faulty) { f.lie = true },
+		"never answers": func(f *faulty) { f.hang = true },
+	} {
+		fb.set(fault)
+		short, cancel := context.WithTimeout(ctx, 200*time.Millisecond) // the request's deadline, for the one that hangs
+		res, err := s.Search(short, search.Request{Text: "reset password", Libraries: libs, Limit: 10})
+		cancel()
+		if doclib.ErrorCode(err) != doclib.EUnavailable {
+			t.Errorf("a cold read that %s: %+v, %v; want a 503", name, res, err)
+		}
+		fb.set(func(f *faulty) { f.fail, f.lie, f.hang = nil, false, false })
+		if got, err := answers(t, f, e, libs); err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("healed after a read that %s: %v", name, err)
+		}
+	}
+
+	// A hot part that is not what the manifest says.
+	man, obj, err := ReadManifest(ctx, m, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	man.Sequence++
+	man.Segments[0].HotCRC32C = "00000000"
+	if _, err := writeManifest(ctx, m, man, obj.ETag); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Refresh(ctx); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("a hot part of another CRC: %v, want ErrCorrupt", err)
+	}
+	if st := f.Current(); st.Err != nil || st.Sequence != man.Sequence-1 {
+		t.Errorf("in service after a bad hot part: %+v", st)
+	}
+}
+
+// TestFollowerReadsDeletedSegments: a segment the writer deletes (15
+// minutes after a newer manifest dropped it) while an instance still
+// serves it is read from the version the instance opened; once even that
+// is gone (the lifecycle's day), a search reads the manifest again and
+// answers from the segments it names.
+func TestFollowerReadsDeletedSegments(t *testing.T) {
+	ctx := context.Background()
+	m := NewMemory()
+	e, libs, docs := demoIndex(t, m, 600, 300)
+	fb := &faulty{Blobs: m}
+	c := &clock{t: time.Unix(0, 0)}
+	f := &Follower{Blobs: fb, Embedder: e, Logger: quiet, Every: time.Hour, Now: c.Now, ReadWholeBelow: -1, NoPrefetch: true, CacheBytes: 1}
+	if err := f.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want, err := answers(t, f, e, libs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := m.Keys(SegmentPrefix)
+	// A reindex of the same documents replaces every segment; its writer
+	// deletes the old ones.
+	if err := (&Writer{Blobs: m, Embedder: e, Logger: quiet, PublishDocuments: 200}).Publish(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range old {
+		if err := m.Delete(ctx, key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := answers(t, f, e, libs); err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("deleted, read by version: %v", err)
+	}
+	if st := f.Current(); st.Sequence != 1 {
+		t.Fatalf("the follower moved to %d before Every", st.Sequence)
+	}
+	// The versions expire.
+	fb.set(func(b *faulty) {
+		b.hook = nil
+		b.Blobs = expired{m, old}
+	})
+	if got, err := answers(t, f, e, libs); err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("expired: %v", err)
+	}
+	if st := f.Current(); st.Sequence != 2 || st.Segments != 3 {
+		t.Fatalf("after a segment was gone, in service: %+v; want the reindex's 3 segments", st)
+	}
+}
+
+// expired is Blobs where keys have no versions left.
+type expired struct {
+	*Memory
+	keys []string
+}
+
+func (x expired) Get(ctx context.Context, key string, opt GetOptions) (io.ReadCloser, Object, error) {
+	for _, k := range x.keys {
+		if k == key {
+			return nil, Object{}, fmt.Errorf("get %s: %w", key, ErrNotFound)
+		}
+	}
+	return x.Memory.Get(ctx, key, opt)
+}
+
+// TestFollowerCacheBudget: with a budget below the cold parts, the
+// prefetch fills it and stops; the queries read what it lacks, dropping
+// blocks to stay within it, and answer as ever.
+func TestFollowerCacheBudget(t *testing.T) {
+	ctx := context.Background()
+	m := NewMemory()
+	e, libs, _ := demoIndex(t, m, 900, 300)
+	want := wholeAnswers(t, m, e, libs)
+	const budget = 256 << 10
+	f := &Follower{Blobs: m, Embedder: e, Logger: quiet, ReadWholeBelow: -1, CacheBytes: budget}
+	if err := f.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	<-f.Prefetched()
+	if held := f.Cache.Stats().Held; held > budget || held < budget/2 {
+		t.Errorf("the prefetch holds %d bytes within a budget of %d", held, budget)
+	}
+	if got, err := answers(t, f, e, libs); err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("within a budget: %v", err)
+	}
+	if st := f.Cache.Stats(); st.Held > budget || st.Dropped == 0 {
+		t.Errorf("after the queries: %+v; want within %d, and blocks dropped", st, budget)
+	}
+}
