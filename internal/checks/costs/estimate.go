@@ -49,13 +49,23 @@ type Assumptions struct {
 	SearchDomain      Function
 	SearchEmbedded    Function
 	PointerGetsPerHit float64 // conditional GETs of the manifest per search
-	SegmentsPerCold   float64 // segments a cold search instance reads
+
+	// What a cold search instance GETs from S3 (ColdStartGETs): the
+	// manifest; each segment's hot part, which every query needs, at init;
+	// the rest of the index in ranged GETs of RangeMB, as searches touch it
+	// and as the background prefetch reads it; and the first search's
+	// ranged GETs on an empty cache. S3 bills each GET, ranged or whole.
+	IndexSegments     float64 // segments of the index (a reindex writes 25,000 documents a segment)
+	HotGETsPerSegment float64 // GETs of a segment's hot part at init
+	RangeMB           float64 // bytes of a ranged GET of a segment's cold part
+	FirstSearchGETs   float64 // ranged GETs of the first search of an instance
 
 	// Per document change.
 	ChangesPerSnapshot float64 // stream records the indexer folds into one segment (a batch)
 	PutsPerSnapshot    float64 // PUTs per batch: its segment and the manifest, and the merges' share
 	SnapshotWriteMS    float64 // the indexer's time per batch: index, write, publish, and the merges' share
 	WarmInstances      float64 // warm search instances that read each new segment
+	GETsPerNewSegment  float64 // a warm instance's GETs of a new segment: its hot part, then the rest
 	IndexerMemoryMB    int
 	DocTokens          float64 // Titan tokens of a document
 	ItemsPerDoc        float64 // table items an import writes per document
@@ -83,12 +93,16 @@ var Assumed = Assumptions{
 	SearchDomain:      Function{MemoryMB: 1024, DurationMS: 100, InitMS: 300},
 	SearchEmbedded:    Function{MemoryMB: 2048, DurationMS: 90, InitMS: 1500},
 	PointerGetsPerHit: 0.2,
-	SegmentsPerCold:   10,
+	IndexSegments:     1,
+	HotGETsPerSegment: 1,
+	RangeMB:           8, // AWS: "Typical sizes for byte-range requests are 8 MB or 16 MB"
+	FirstSearchGETs:   8, // two round trips of four ranged GETs in parallel, until the engine measures its own
 
 	ChangesPerSnapshot: 50,
 	PutsPerSnapshot:    2.3, // docs/costs.md: 2 per batch, and merges every 10, 100 and 1,000 batches
 	SnapshotWriteMS:    100,
 	WarmInstances:      2,
+	GETsPerNewSegment:  2,
 	IndexerMemoryMB:    3008,
 	DocTokens:          350,
 	ItemsPerDoc:        9,
@@ -199,8 +213,31 @@ func PerMillionSearchesDomain(p PriceList, a Assumptions) Estimate {
 func PerMillionSearchesEmbedded(p PriceList, a Assumptions) Estimate {
 	return append(search(p, a, a.SearchEmbedded),
 		Line{"S3 manifest polls", fmt.Sprintf("%.2f GET per search × $0.0004/1,000", a.PointerGetsPerHit), a.PointerGetsPerHit * 1e6 * p.S3Get.USD},
-		Line{"S3 segment GETs per cold start", fmt.Sprintf("%.0f%% × 1M × %.0f × $0.0004/1,000", a.ColdStartShare*100, a.SegmentsPerCold), a.ColdStartShare * 1e6 * a.SegmentsPerCold * p.S3Get.USD},
-	)
+		coldStartGETs(p, a))
+}
+
+// ColdStartGETs are the S3 GETs of one cold search instance: the manifest,
+// each segment's hot part, the ranged GETs that read the rest of the index
+// (IndexMB in RangeMB ranges), and the first search's.
+func ColdStartGETs(a Assumptions) float64 {
+	return 1 + a.IndexSegments*a.HotGETsPerSegment + math.Ceil(a.IndexMB/a.RangeMB) + a.FirstSearchGETs
+}
+
+// coldStartGETs is a million searches' share of the cold starts' GETs.
+func coldStartGETs(p PriceList, a Assumptions) Line {
+	n := ColdStartGETs(a)
+	return Line{"S3 GETs per cold start, ranged ones included",
+		fmt.Sprintf("%.0f%% × 1M × %.0f GETs (manifest 1, hot parts %.0f, ranges of %.0f MB %.0f, first search %.0f) × $0.0004/1,000",
+			a.ColdStartShare*100, n, a.IndexSegments*a.HotGETsPerSegment, a.RangeMB, math.Ceil(a.IndexMB/a.RangeMB), a.FirstSearchGETs),
+		a.ColdStartShare * 1e6 * n * p.S3Get.USD}
+}
+
+// ColdStartGETsAtSize is the cold starts' GETs of a million searches on an
+// index of indexMB in segments: what the index's size does to the one
+// S3 line that grows with it.
+func ColdStartGETsAtSize(p PriceList, a Assumptions, indexMB, segments float64) Estimate {
+	a.IndexMB, a.IndexSegments = indexMB, segments
+	return Estimate{coldStartGETs(p, a)}
 }
 
 // PerMillionChangesEmbedded is what the embedded tier adds per million
@@ -212,7 +249,7 @@ func PerMillionChangesEmbedded(p PriceList, a Assumptions) Estimate {
 	return Estimate{
 		{"S3 segment and manifest PUTs", fmt.Sprintf("%.0f batches × %.1f PUTs × $0.005/1,000", n, a.PutsPerSnapshot), n * a.PutsPerSnapshot * p.S3Put.USD},
 		{"Indexer time writing segments", fmt.Sprintf("%.0f × %.1f s × %.0f GB", n, a.SnapshotWriteMS/1000, gb), n * a.SnapshotWriteMS / 1000 * gb * p.LambdaGBSecond.USD},
-		{"S3 segment GETs by warm search instances", fmt.Sprintf("%.0f batches × %.0f instances × $0.0004/1,000", n, a.WarmInstances), n * a.WarmInstances * p.S3Get.USD},
+		{"S3 segment GETs by warm search instances", fmt.Sprintf("%.0f batches × %.0f instances × %.0f GETs × $0.0004/1,000", n, a.WarmInstances, a.GETsPerNewSegment), n * a.WarmInstances * a.GETsPerNewSegment * p.S3Get.USD},
 	}
 }
 

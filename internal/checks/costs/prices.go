@@ -75,7 +75,7 @@ var Prices = PriceList{
 
 	S3Storage: Price{0.023, "GB-month", "https://deepeshsoni.com/archives/256 (S3 Standard, first 50 TB, US East)", "undated"},
 	S3Put:     Price{0.005 / 1000, "request", "https://c3x.dev/blog/s3-request-fees-explained (S3 Standard Tier 1: PUT, COPY, POST, LIST)", "undated"},
-	S3Get:     Price{0.0004 / 1000, "request", "https://c3x.dev/blog/s3-request-fees-explained (S3 Standard Tier 2: GET, HEAD, SELECT)", "undated"},
+	S3Get:     Price{0.0004 / 1000, "request", "\"S3 request fees explained\" (https://c3x.dev/blog/s3-request-fees-explained): S3 Standard \"GET, HEAD, SELECT (Tier 2): $0.0004 per 1,000 requests\"; the same for US East in \"Understanding AWS S3 Pricing: A Complete Cost Breakdown with Examples\" (https://devnotes.tech/understanding-aws-s3-pricing-a-complete-cost-breakdown-with-examples). A ranged GET is a GET request", "undated"},
 
 	WAFWebACL:  Price{5.00, "web ACL-month", "https://c3x.dev/blog/aws-waf-cost-explained; https://awsnegotiations.com/waf-pricing-strategy.html (2026); AWS: the same in every Region", "2026"},
 	WAFRule:    Price{1.00, "rule-month", "same as the web ACL", "2026"},
