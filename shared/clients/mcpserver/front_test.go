@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/doclib/doclib/shared/httpapi"
 )
@@ -68,13 +69,19 @@ func (p posted) rpc(t *testing.T) (id string, code int) {
 	return string(m.ID), code
 }
 
-// rawPost posts body to /mcp as an MCP client would, with the headers in
+// bigClient sends a body over a MiB only once the server agrees to read it
+// (Expect: 100-continue), as a careful client does: a server that refuses
+// such a body unread answers before any of it is sent, so the answer is not
+// lost to a connection reset while the client is still writing. The wait
+// for that answer is generous: a busy machine is not a refusal.
+var bigClient = &http.Client{Transport: &http.Transport{ExpectContinueTimeout: 5 * time.Minute}}
+
+// doPost posts body to /mcp as an MCP client would, with the headers in
 // header on top (a value of "" removes the header).
-func rawPost(t *testing.T, url, key, body string, header map[string]string) posted {
-	t.Helper()
+func doPost(url, key, body string, header map[string]string) (posted, error) {
 	req, err := http.NewRequest("POST", url+httpapi.MCPPath, strings.NewReader(body))
 	if err != nil {
-		t.Fatal(err)
+		return posted{}, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -86,16 +93,31 @@ func rawPost(t *testing.T, url, key, body string, header map[string]string) post
 			req.Header.Set(k, v)
 		}
 	}
-	resp, err := http.DefaultClient.Do(req)
+	c := http.DefaultClient
+	if len(body) > 1<<20 {
+		req.Header.Set("Expect", "100-continue")
+		c = bigClient
+	}
+	resp, err := c.Do(req)
 	if err != nil {
-		t.Fatal(err)
+		return posted{}, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
+		return posted{}, err
+	}
+	return posted{resp.StatusCode, resp.Header, string(b)}, nil
+}
+
+// rawPost is doPost that fails the test on a transport error.
+func rawPost(t *testing.T, url, key, body string, header map[string]string) posted {
+	t.Helper()
+	p, err := doPost(url, key, body, header)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return posted{resp.StatusCode, resp.Header, string(b)}
+	return p
 }
 
 const listTools = `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
@@ -282,14 +304,15 @@ func TestHostileBodiesAtOnce(t *testing.T) {
 	runtime.ReadMemStats(&before)
 	var wg sync.WaitGroup
 	answers := make([]posted, concurrent)
+	errs := make([]error, concurrent)
 	for i := range concurrent {
-		wg.Go(func() { answers[i] = rawPost(t, rm.url, keyFull, bodies[i%len(bodies)], nil) })
+		wg.Go(func() { answers[i], errs[i] = doPost(rm.url, keyFull, bodies[i%len(bodies)], nil) })
 	}
 	wg.Wait()
 	runtime.ReadMemStats(&after)
 	for i, a := range answers {
-		if a.status == 0 || a.body == "" {
-			t.Errorf("hostile body %d: no answer", i)
+		if errs[i] != nil || a.status == 0 || a.body == "" {
+			t.Errorf("hostile body %d: no answer (%v)", i, errs[i])
 		}
 		if i%len(bodies) == 2 && a.status != http.StatusRequestEntityTooLarge {
 			t.Errorf("hostile body %d (8 MiB): %d, want 413", i, a.status)
