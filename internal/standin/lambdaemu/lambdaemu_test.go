@@ -518,18 +518,22 @@ func TestColdStarts(t *testing.T) {
 
 // TestDuration: an invoke's Duration is its handler's time, without the
 // init that came before it. Checked against the invoke as the caller timed
-// it, which holds both: no bound on how slow the machine is.
+// it, which holds both: no bound on how slow the machine is. The init sleeps
+// under the tests' 300 ms InitLimit; on a busy machine the process start can
+// still push it over, and Lambda's retry inside the invoke is then the init
+// that counts, so the last cold start is the one checked.
 func TestDuration(t *testing.T) {
-	p := start(t, "fn", Function{Timeout: 5 * time.Second, Env: map[string]string{"INIT_MODE": "slow", "INIT_SLEEP": "300ms"}})
+	p := start(t, "fn", Function{Timeout: 5 * time.Second, Env: map[string]string{"INIT_MODE": "slow", "INIT_SLEEP": "100ms"}})
 	begin := time.Now()
 	res := invoke(t, p, `{"op":"sleep","ms":200}`)
 	wall := time.Since(begin)
 	cs := p.ColdStarts()
-	if res.FunctionError != "" || len(cs) != 1 || cs[0].Init < 300*time.Millisecond {
-		t.Fatalf("invoke %+v, cold starts %+v: want one cold start of 300 ms or more", res, cs)
+	if res.FunctionError != "" || !res.Cold || len(cs) == 0 || cs[len(cs)-1].Init < 100*time.Millisecond {
+		t.Fatalf("invoke %+v, cold starts %+v: want a cold start whose init took 100 ms or more", res, cs)
 	}
-	if res.Duration < 200*time.Millisecond || res.Duration+cs[0].Init > wall {
-		t.Errorf("Duration %s, init %s, the invoke took %s: want the 200 ms handler and not the init", res.Duration, cs[0].Init, wall)
+	last := cs[len(cs)-1]
+	if res.Duration < 200*time.Millisecond || res.Duration+last.Init > wall {
+		t.Errorf("Duration %s, init %s, the invoke took %s: want the 200 ms handler and not the init", res.Duration, last.Init, wall)
 	}
 	warm := invoke(t, p, `{"op":"sleep","ms":50}`)
 	if warm.Cold || warm.Duration < 50*time.Millisecond {
