@@ -1,7 +1,6 @@
 package localsearch
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -91,22 +90,28 @@ type flight struct {
 // OpenSegment opens a segment of format 3 from its hot part, the first
 // bytes of the file of size bytes, which the caller checked (a manifest
 // names its CRC-32C): the index, for queries embedded by e, and the
-// documents it deletes from older segments. Its cold part is read from src
+// documents it deletes from older segments. The index uses the hot part's
+// arrays where they lie (8-byte aligned; hot is copied first when it is
+// not), so hot must not change after. Its cold part is read from src
 // as queries need it, and kept in cache. It refuses what ReadSegment
 // refuses of a hot part; each block is checked as it is read.
 func OpenSegment(hot []byte, size int64, e search.Embedder, src ColdSource, cache *Cache) (*Index, []string, error) {
 	if !littleEndian {
 		return nil, nil, errors.New("localsearch: segments are read on little-endian machines only")
 	}
-	sr := &segReader{r: bytes.NewReader(hot), crc: crc32.New(castagnoli)}
-	h, err := readHeader(sr, size, true, e)
+	hb := &hotBuffer{b: hot}
+	if uintptr(unsafe.Pointer(unsafe.SliceData(hot)))%8 != 0 {
+		hb.b = alignedBytes(uint64(len(hot)))
+		copy(hb.b, hot)
+	}
+	h, err := readHeader(hb, size, true, e)
 	if err != nil {
 		return nil, nil, err
 	}
 	if h.lay.hot != uint64(len(hot)) {
 		return nil, nil, fmt.Errorf("%w: a hot part of %d bytes, its counts make %d", ErrSegment, len(hot), h.lay.hot)
 	}
-	x, deleted, extra, err := readParts(sr, h, e, false)
+	x, deleted, extra, err := readParts(hb, h, e, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -642,3 +647,13 @@ func (c *Cache) SetBudget(budget int64) {
 
 // Opened says whether x was opened by range (OpenSegment).
 func (x *Index) Opened() bool { return x.cold != nil }
+
+// HotBuffer is memory for a hot part of n bytes, aligned as OpenSegment
+// uses it in place, its pages mapped ahead of the write (populate).
+func HotBuffer(n int64) []byte {
+	b := alignedBytes(uint64(max(n, 0)))
+	if len(b) >= populateBytes {
+		populate(b)
+	}
+	return b
+}

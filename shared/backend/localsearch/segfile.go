@@ -185,17 +185,22 @@ func layout3(dims uint64, c counts) (layout, bool) {
 	l.recs = l.docs + p*c.docs
 	l.cold = l.recs + p*c.recs
 	l.blocks = (l.cold + l.block - 1) / l.block
-	l.hot = segmentHeader3 + c.embBytes + c.strBytes + 4*(3*c.docs+c.tags+c.apps+c.recs+c.terms+c.dels) +
-		c.docs*(4+4+4+8+2+2) +
-		(c.docs+c.recs)*(4+4+p/8) +
-		4*(c.docs+1) + 4*c.links +
-		4*(c.terms+1) +
-		4*(c.terms+1) + 8*c.termLibs +
-		4*(c.docs+1) + 4*(c.docs+1) +
-		8*c.docs +
-		4*l.blocks
+	l.hot = segmentHeader3 + pad8(c.embBytes) + pad8(c.strBytes) + pad8(4*(3*c.docs+c.tags+c.apps+c.recs+c.terms+c.dels)) +
+		3*pad8(4*c.docs) + 8*c.docs + 2*pad8(2*c.docs) +
+		2*pad8(4*c.docs) + c.docs*p/8 + 2*pad8(4*c.recs) + c.recs*p/8 +
+		pad8(4*(c.docs+1)) + pad8(4*c.links) +
+		pad8(4*(c.terms+1)) +
+		pad8(4*(c.terms+1)) + 8*c.termLibs +
+		2*pad8(4*(c.docs+1)) +
+		2*pad8(4*c.docs) +
+		pad8(4*l.blocks)
 	return l, true
 }
+
+// pad8 is n rounded up to a multiple of 8: each section of a hot part
+// starts on a multiple of 8, so that a reader can use the arrays where
+// they lie, without copying them.
+func pad8(n uint64) uint64 { return (n + 7) &^ 7 }
 
 // segmentSize is the size of a segment file of format 1 or 2 and these
 // counts, or false when it overflows. It is how a reader checks the counts
@@ -265,6 +270,13 @@ func (sw *segWriter) write(b []byte) {
 	var n int
 	n, sw.err = sw.w.Write(b)
 	sw.n += int64(n)
+}
+
+// section writes a section of the hot part, and zeros to a multiple of 8.
+func (sw *segWriter) section(b []byte) {
+	sw.write(b)
+	var zeros [8]byte
+	sw.write(zeros[:pad8(uint64(len(b)))-uint64(len(b))])
 }
 
 // SegmentInfo describes a segment file written: its size and CRC-32C, and
@@ -381,20 +393,20 @@ func WriteSegmentBlocks(w io.Writer, x *Index, deleted []string, block int) (Seg
 		head = binary.LittleEndian.AppendUint64(head, *v)
 	}
 	sw.write(head)
-	sw.write([]byte(x.embedderID))
-	sw.write([]byte(strs.String()))
+	sw.section([]byte(x.embedderID))
+	sw.section([]byte(strs.String()))
 	for _, s := range [][]byte{asBytes(lens), asBytes(tagN), asBytes(appN), asBytes(recCount), asBytes(lastSeen),
 		asBytes(x.titleLen), asBytes(x.bodyLen)} {
-		sw.write(s)
+		sw.section(s)
 	}
 	for _, q := range []*quantized{&x.docQ, &x.recQ} {
-		sw.write(asBytes(q.scale))
-		sw.write(asBytes(q.signDot))
-		sw.write(asBytes(q.sign))
+		sw.section(asBytes(q.scale))
+		sw.section(asBytes(q.signDot))
+		sw.section(asBytes(q.sign))
 	}
 	for _, s := range [][]byte{asBytes(x.docRecOff), asBytes(x.docRecs), asBytes(x.postOff), asBytes(x.termLibOff), asBytes(x.termLib),
 		asBytes(x.fwdOff), asBytes(stopOff), asBytes(x.activity), asBytes(x.byID), asBytes(blockCRC)} {
-		sw.write(s)
+		sw.section(s)
 	}
 	info := SegmentInfo{HotBytes: sw.n, HotCRC: sw.hot.Sum32()}
 	sw.hot = nil
@@ -487,10 +499,13 @@ func isStopTerm(term string) bool {
 	return len(toks) == 1 && toks[0].Stop && toks[0].Term == term
 }
 
-// segReader reads a segment's sections, summing their CRC.
+// segReader reads a segment's sections, summing their CRC. With pad set
+// (a hot part of format 3), each section is followed by zeros to a
+// multiple of 8.
 type segReader struct {
 	r   io.Reader
 	crc hash.Hash32
+	pad bool
 }
 
 func (sr *segReader) fill(b []byte) error {
@@ -504,13 +519,80 @@ func (sr *segReader) fill(b []byte) error {
 	return nil
 }
 
-func readArray[T any](sr *segReader, n uint64) ([]T, error) {
-	s := make([]T, n)
-	b := asBytes(s)
+// section reads the next section, of n bytes, into new memory aligned for
+// any array.
+func (sr *segReader) section(n uint64) ([]byte, error) {
+	b := alignedBytes(n)
 	if len(b) >= populateBytes {
 		populate(b)
 	}
-	return s, sr.fill(b)
+	if err := sr.fill(b); err != nil {
+		return nil, err
+	}
+	if sr.pad {
+		var zeros [8]byte
+		p := zeros[:pad8(n)-n]
+		if err := sr.fill(p); err != nil {
+			return nil, err
+		}
+		if p != nil && binary.LittleEndian.Uint64(append(p, make([]byte, 8-len(p))...)) != 0 {
+			return nil, fmt.Errorf("%w: a section's padding is not zeros", ErrSegment)
+		}
+	}
+	return b, nil
+}
+
+// hotBuffer is a hot part in memory, read section by section where it
+// lies: a segment opened by range uses its arrays without copying them.
+type hotBuffer struct {
+	b  []byte // aligned as alignedBytes aligns
+	at uint64
+}
+
+func (hb *hotBuffer) fill(b []byte) error {
+	if uint64(len(b)) > uint64(len(hb.b))-hb.at {
+		return fmt.Errorf("%w: its hot part ends early", ErrSegment)
+	}
+	hb.at += uint64(copy(b, hb.b[hb.at:]))
+	return nil
+}
+
+func (hb *hotBuffer) section(n uint64) ([]byte, error) {
+	if n > uint64(len(hb.b))-hb.at || pad8(n) > uint64(len(hb.b))-hb.at {
+		return nil, fmt.Errorf("%w: its hot part ends early", ErrSegment)
+	}
+	b := hb.b[hb.at : hb.at+n : hb.at+n]
+	for _, z := range hb.b[hb.at+n : hb.at+pad8(n)] {
+		if z != 0 {
+			return nil, fmt.Errorf("%w: a section's padding is not zeros", ErrSegment)
+		}
+	}
+	hb.at += pad8(n)
+	return b, nil
+}
+
+// sections is where readArray reads from: a stream, or a hot part in
+// memory.
+type sections interface {
+	section(n uint64) ([]byte, error)
+}
+
+// alignedBytes is n bytes of new memory, 8-byte aligned.
+func alignedBytes(n uint64) []byte {
+	if n == 0 {
+		return nil
+	}
+	words := make([]uint64, (n+7)/8)
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), len(words)*8)[:n]
+}
+
+func readArray[T any](src sections, n uint64) ([]T, error) {
+	size := uint64(unsafe.Sizeof(*new(T)))
+	b, err := src.section(n * size)
+	if err != nil || n == 0 {
+		return nil, err
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n), nil
 }
 
 // populateBytes is the size from which an array's pages are mapped in one
@@ -526,13 +608,20 @@ type header struct {
 	lay    layout // format 3
 }
 
-// readHeader reads and checks a segment's header, for an object of size
-// bytes (or, when hotOnly, of whatever size the counts make, which the
-// caller checks).
-func readHeader(sr *segReader, size int64, hotOnly bool, e search.Embedder) (header, error) {
+// headerSource is where a header is read from: a stream (segReader) or a
+// hot part in memory (hotBuffer).
+type headerSource interface {
+	sections
+	fill(b []byte) error
+}
+
+// readHeader reads and checks a segment's header and embedder ID, for an
+// object of size bytes (or, when hotOnly, of whatever size the counts
+// make, which the caller checks; only a format 3 segment then).
+func readHeader(src headerSource, size int64, hotOnly bool, e search.Embedder) (header, error) {
 	var h header
 	head := make([]byte, segmentHeader3)
-	if err := sr.fill(head[:segmentHeader]); err != nil {
+	if err := src.fill(head[:segmentHeader]); err != nil {
 		return h, err
 	}
 	if string(head[:16]) != segmentMagic {
@@ -545,8 +634,11 @@ func readHeader(sr *segReader, size int64, hotOnly bool, e search.Embedder) (hea
 	n := segmentCounts
 	if h.format >= 3 {
 		n = segmentCounts3
-		if err := sr.fill(head[segmentHeader:]); err != nil {
+		if err := src.fill(head[segmentHeader:]); err != nil {
 			return h, err
+		}
+		if sr, ok := src.(*segReader); ok {
+			sr.pad = true // the hot part's sections
 		}
 	}
 	h.dims = binary.LittleEndian.Uint32(head[20:])
@@ -571,8 +663,8 @@ func readHeader(sr *segReader, size int64, hotOnly bool, e search.Embedder) (hea
 		c.posts > math.MaxUint32 || c.fwd > math.MaxUint32 || c.termLibs > math.MaxUint32 || c.stops > math.MaxUint32 {
 		return h, fmt.Errorf("%w: counts past 2^32", ErrSegment)
 	}
-	emb := make([]byte, c.embBytes)
-	if err := sr.fill(emb); err != nil {
+	emb, err := src.section(c.embBytes)
+	if err != nil {
 		return h, err
 	}
 	if string(emb) != e.ID() || int(h.dims) != e.Dimensions() {
@@ -596,7 +688,7 @@ func ReadSegment(r io.Reader, size int64, e search.Embedder) (*Index, []string, 
 	if err != nil {
 		return nil, nil, err
 	}
-	x, deleted, cold, err := readParts(sr, h, e, true)
+	x, deleted, cold, err := readParts(sr, h, e, sr)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -636,10 +728,11 @@ type hotExtra struct {
 	blockCRC []uint32
 }
 
-// readParts reads what follows a header: every section (the hot part
-// only, unless whole: a segment read by range), and checks what can be
-// checked of the documents and strings.
-func readParts(sr *segReader, h header, e search.Embedder, whole bool) (*Index, []string, *hotExtra, error) {
+// readParts reads what follows a header: the hot part's sections from
+// sr, then, unless cold is nil (a segment opened by range), the cold
+// part's from cold; and checks what can be checked of the documents and
+// strings.
+func readParts(sr sections, h header, e search.Embedder, cold *segReader) (*Index, []string, *hotExtra, error) {
 	c := h.c
 	blob, err := readArray[byte](sr, c.strBytes)
 	if err != nil {
@@ -751,9 +844,10 @@ func readParts(sr *segReader, h header, e search.Embedder, whole bool) (*Index, 
 			return nil, nil, nil, err
 		}
 	}
-	if h.format >= 3 && whole {
+	if h.format >= 3 && cold != nil {
 		// The cold part, read whole: each block checked as it comes.
-		cr := &blockReader{sr: sr, sums: extra.blockCRC, size: h.lay.block}
+		cold.pad = false
+		cr := &blockReader{sr: cold, sums: extra.blockCRC, size: h.lay.block}
 		pad := uint64(0)
 		for _, step := range []func() error{
 			func() (err error) { x.post, err = readBlocks[posting](cr, c.posts); return },

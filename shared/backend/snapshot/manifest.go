@@ -448,7 +448,7 @@ func openSegment(ctx context.Context, b Blobs, ref SegmentRef, e search.Embedder
 	if obj.Size != ref.Bytes {
 		return nil, fmt.Errorf("snapshot: segment %s is %d bytes, the manifest says %d: %w", ref.Key, obj.Size, ref.Bytes, ErrCorrupt)
 	}
-	hot := make([]byte, ref.HotBytes)
+	hot := localsearch.HotBuffer(ref.HotBytes)
 	if _, err := io.ReadFull(body, hot); err != nil {
 		return nil, fmt.Errorf("snapshot: read the hot part of segment %s: %v: %w", ref.Key, err, ErrCorrupt)
 	}
