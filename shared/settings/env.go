@@ -100,6 +100,16 @@ const (
 	// from the function's memory (EnvLambdaMemory), or no bound outside
 	// Lambda.
 	EnvSearchCacheMB = "DOCLIB_SEARCH_CACHE_MB"
+	// EnvSearchRangeFromKB is the size, in KB, from which the search
+	// function opens a segment by range (its hot part at load, the cold
+	// part as queries need it) instead of reading it whole. Unset: 4096
+	// (snapshot.DefaultReadWholeBelow); 0: every segment, whatever its
+	// size (a test's setting: the stand-in's demo index is small).
+	EnvSearchRangeFromKB = "DOCLIB_SEARCH_RANGE_FROM_KB"
+	// EnvSearchPrefetch is "off" to turn off the background read of the
+	// cold parts of the segments opened by range: they are then read only
+	// as queries need them. Unset or "on": prefetched.
+	EnvSearchPrefetch = "DOCLIB_SEARCH_PREFETCH"
 	// EnvLambdaMemory is the function's memory in MB, which Lambda sets.
 	EnvLambdaMemory = "AWS_LAMBDA_FUNCTION_MEMORY_SIZE"
 )

@@ -31,6 +31,14 @@ type Snapshots struct {
 	// segments' cold parts; CacheMB, when set (EnvSearchCacheMB), is that
 	// bound itself.
 	MemoryMB, CacheMB int
+	// ReadWholeBelow is the size in bytes under which the follower reads a
+	// segment whole, and from which it opens one by range
+	// (EnvSearchRangeFromKB; snapshot.Follower.ReadWholeBelow): 0 is the
+	// follower's default, negative opens every segment by range.
+	ReadWholeBelow int64
+	// NoPrefetch turns off the background read of the cold parts
+	// (EnvSearchPrefetch=off): they are read only as queries need them.
+	NoPrefetch bool
 
 	envErr error
 }
@@ -61,6 +69,24 @@ func (s *Snapshots) Flags(fs FlagSet, getenv func(string) string) {
 			}
 			*v.to = n
 		}
+	}
+	if raw := getenv(EnvSearchRangeFromKB); raw != "" {
+		n, err := strconv.ParseInt(raw, 10, 64)
+		switch {
+		case err != nil || n < 0 || n > 1<<40:
+			s.envErr = fmt.Errorf("%s=%q is not a number of KB (0: every segment by range)", EnvSearchRangeFromKB, raw)
+		case n == 0:
+			s.ReadWholeBelow = -1
+		default:
+			s.ReadWholeBelow = n << 10
+		}
+	}
+	switch v := getenv(EnvSearchPrefetch); v {
+	case "", "on":
+	case "off":
+		s.NoPrefetch = true
+	default:
+		s.envErr = fmt.Errorf("%s=%q is neither on nor off", EnvSearchPrefetch, v)
 	}
 }
 

@@ -21,16 +21,47 @@ func TestSnapshotsMemory(t *testing.T) {
 		{map[string]string{EnvSearchCacheMB: "0"}, 0, 0, EnvSearchCacheMB},
 		{map[string]string{EnvLambdaMemory: "2GB"}, 0, 0, EnvLambdaMemory},
 	} {
-		var s Snapshots
-		s.Flags(flag.NewFlagSet("t", flag.ContinueOnError), func(k string) string {
-			if k == EnvSnapshotBucket {
-				return "b"
-			}
-			return c.env[k]
-		})
-		err := s.Validate()
+		s, err := snapshotsOf(c.env)
 		if s.MemoryMB != c.memory || s.CacheMB != c.cache || (err == nil) != (c.err == "") || err != nil && !strings.Contains(err.Error(), c.err) {
 			t.Errorf("%v: memory %d, cache %d, %v; want %d, %d, %q", c.env, s.MemoryMB, s.CacheMB, err, c.memory, c.cache, c.err)
 		}
 	}
+}
+
+// TestSnapshotsRanges: the size from which segments are opened by range is
+// read in KB, 0 opening every one (the follower's negative), unset leaving
+// the follower's default (0); the prefetch is on unless turned off. What is
+// neither is refused, naming the variable.
+func TestSnapshotsRanges(t *testing.T) {
+	for _, c := range []struct {
+		env        map[string]string
+		whole      int64
+		noPrefetch bool
+		err        string
+	}{
+		{map[string]string{}, 0, false, ""},
+		{map[string]string{EnvSearchRangeFromKB: "0"}, -1, false, ""},
+		{map[string]string{EnvSearchRangeFromKB: "512", EnvSearchPrefetch: "off"}, 512 << 10, true, ""},
+		{map[string]string{EnvSearchPrefetch: "on"}, 0, false, ""},
+		{map[string]string{EnvSearchRangeFromKB: "-1"}, 0, false, EnvSearchRangeFromKB},
+		{map[string]string{EnvSearchRangeFromKB: "4MB"}, 0, false, EnvSearchRangeFromKB},
+		{map[string]string{EnvSearchPrefetch: "no"}, 0, false, EnvSearchPrefetch},
+	} {
+		s, err := snapshotsOf(c.env)
+		if s.ReadWholeBelow != c.whole || s.NoPrefetch != c.noPrefetch || (err == nil) != (c.err == "") || err != nil && !strings.Contains(err.Error(), c.err) {
+			t.Errorf("%v: read whole below %d, no prefetch %v, %v; want %d, %v, %q", c.env, s.ReadWholeBelow, s.NoPrefetch, err, c.whole, c.noPrefetch, c.err)
+		}
+	}
+}
+
+// snapshotsOf reads the snapshots' settings from env, the bucket set.
+func snapshotsOf(env map[string]string) (Snapshots, error) {
+	var s Snapshots
+	s.Flags(flag.NewFlagSet("t", flag.ContinueOnError), func(k string) string {
+		if k == EnvSnapshotBucket {
+			return "b"
+		}
+		return env[k]
+	})
+	return s, s.Validate()
 }

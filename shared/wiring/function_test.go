@@ -31,6 +31,8 @@ func TestSearchFunctionSettingsErrorsSayWhatToSet(t *testing.T) {
 		{map[string]string{settings.EnvTable: "t", settings.EnvOpenSearchURL: "https://x", settings.EnvEmbedder: "hash", "DOCLIB_SEARCH_WEIGHTS": "semantic=2"}, "search rules"},
 		{map[string]string{settings.EnvTable: "t", settings.EnvSearch: "embedded"}, settings.EnvSnapshotBucket},
 		{map[string]string{settings.EnvTable: "t", settings.EnvSearch: "embedded", settings.EnvSnapshotBucket: "b", settings.EnvSnapshotPoll: "often"}, settings.EnvSnapshotPoll},
+		{map[string]string{settings.EnvTable: "t", settings.EnvSearch: "embedded", settings.EnvSnapshotBucket: "b", settings.EnvSearchRangeFromKB: "4MB"}, settings.EnvSearchRangeFromKB},
+		{map[string]string{settings.EnvTable: "t", settings.EnvSearch: "embedded", settings.EnvSnapshotBucket: "b", settings.EnvSearchPrefetch: "no"}, settings.EnvSearchPrefetch},
 		{map[string]string{settings.EnvTable: "t", settings.EnvSearch: "bleve"}, settings.EnvSearch},
 	} {
 		_, err := SearchFunction(context.Background(), func(k string) string { return c.env[k] }, slog.New(slog.NewTextHandler(io.Discard, nil)))

@@ -88,12 +88,15 @@ func EnsureIndex(b *opensearch.Backend, e search.Embedder, log *slog.Logger) fun
 // s3blobs.Connect) names, looked for at most every s.Poll and read now (the
 // hot parts of the large ones: the rest is read by range), so that the
 // first search finds them. What it keeps of the cold parts is bounded by
-// s.CacheMB, or by the function's memory, s.MemoryMB. An index it cannot
+// s.CacheMB, or by the function's memory, s.MemoryMB; which segments it
+// opens by range, and whether it prefetches their cold parts, are
+// s.ReadWholeBelow and s.NoPrefetch. An index it cannot
 // use leaves it answering 503 until a good one is published
 // (snapshot.Follower). The indexer's side is snapshot.NewWriter.
 func SnapshotFollower(ctx context.Context, blobs snapshot.Blobs, s settings.Snapshots, e search.Embedder, log *slog.Logger) (*snapshot.Follower, error) {
 	f := &snapshot.Follower{Blobs: blobs, Embedder: e, Every: s.Poll, Logger: log,
-		CacheBytes: int64(s.CacheMB) << 20, MemoryBytes: int64(s.MemoryMB) << 20}
+		CacheBytes: int64(s.CacheMB) << 20, MemoryBytes: int64(s.MemoryMB) << 20,
+		ReadWholeBelow: s.ReadWholeBelow, NoPrefetch: s.NoPrefetch}
 	if err := f.Load(ctx); err != nil {
 		return nil, err
 	}

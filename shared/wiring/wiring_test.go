@@ -2,9 +2,14 @@ package wiring
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/doclib/doclib/shared/backend/offline"
+	"github.com/doclib/doclib/shared/backend/snapshot"
 	"github.com/doclib/doclib/shared/settings"
 )
 
@@ -47,5 +52,22 @@ func TestOpenSearchNeedsURL(t *testing.T) {
 	b, err := OpenSearch(context.Background(), settings.OpenSearch{URL: "http://localhost:9"}, e)
 	if err != nil || b == nil {
 		t.Fatalf("backend %v, error %v", b, err)
+	}
+}
+
+// TestSnapshotFollowerTakesTheSettings: the search function's follower
+// opens by range and prefetches as the settings say.
+func TestSnapshotFollowerTakesTheSettings(t *testing.T) {
+	e, err := offline.NewHashing(0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := settings.Snapshots{Poll: time.Second, CacheMB: 3, MemoryMB: 2048, ReadWholeBelow: -1, NoPrefetch: true}
+	f, err := SnapshotFollower(context.Background(), snapshot.NewMemory(), s, e, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.ReadWholeBelow != -1 || !f.NoPrefetch || f.CacheBytes != 3<<20 || f.MemoryBytes != 2048<<20 || f.Every != time.Second {
+		t.Errorf("the follower of %+v: %+v", s, f)
 	}
 }
