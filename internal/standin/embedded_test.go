@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +24,7 @@ import (
 	"github.com/doclib/doclib/internal/suites/apisuite"
 	"github.com/doclib/doclib/shared/backend/s3blobs"
 	"github.com/doclib/doclib/shared/backend/snapshot"
+	"github.com/doclib/doclib/shared/settings"
 )
 
 // TestEmbeddedTier runs a stack synthesized with search=embedded, on an
@@ -41,7 +43,14 @@ func TestEmbeddedTier(t *testing.T) {
 	// often is: the tier for small customers must create and serve there,
 	// so no function may reserve concurrency (Lambda refuses any
 	// reservation on such an account; TestSmallAccountRefusesReservations).
-	ctx, s, logs, d := startVariantOn(t, 10, 4*time.Minute, "emb", map[string]string{"customer": "emb", "search": "embedded"})
+	//
+	// The search functions open every segment by range, whatever its size
+	// (the demo's are under the 4 MiB from which a stack's are): the hot
+	// parts at load, the cold parts as the suite's searches need them and
+	// as the prefetch reads them, so that both runs of the suite below go
+	// through ranged reads of the fake S3.
+	ctx, s, logs, d := startVariantOn(t, 10, 4*time.Minute, "emb", map[string]string{"customer": "emb", "search": "embedded"},
+		map[string]string{settings.EnvSearchRangeFromKB: "0"})
 	t.Cleanup(func() {
 		for _, d := range s.Checker.Denials() {
 			t.Errorf("AWS denied a function's call: %+v", d)
@@ -97,9 +106,26 @@ func TestEmbeddedTier(t *testing.T) {
 	// The API suite on the segments of the import, before any merge. It
 	// spends the demo keys' per-minute budgets: it runs again, after the
 	// merges below, once a minute has passed.
+	before := len(s.S3.Requests())
 	t.Run("api suite before merges", func(t *testing.T) {
 		apisuite.Run(t, apisuite.Target{Name: "stand-in, embedded tier", URL: s.URL, Client: clientFrom("127.0.0.21"), RoutesBeforeAuth: true})
 	})
+	// The search instances served it from segments opened by range: their
+	// loads say so, and they read cold blocks (ranges past a segment's
+	// start, its hot part) while it ran.
+	if !regexp.MustCompile(`"snapshot: in service"[^\n]*"opened_by_range":[1-9]`).MatchString(logs.String()) {
+		t.Errorf("no search instance put segments opened by range in service")
+	}
+	cold := 0
+	for _, r := range s.S3.Requests()[before:] {
+		if r.Method == "GET" && r.Ranged() && strings.HasPrefix(r.Key, snapshot.SegmentPrefix) && !strings.HasPrefix(r.Range, "bytes=0-") {
+			cold++
+		}
+	}
+	if cold == 0 {
+		t.Errorf("no ranged GET of a segment's cold part while the suite ran")
+	}
+	t.Logf("while the suite ran: %d ranged GETs of cold parts", cold)
 	// Its last request, a key's burst, may open a new minute window: the
 	// second run waits a whole minute after it, not after the first request.
 	suiteEnd := time.Now()

@@ -98,6 +98,11 @@ type Options struct {
 	// "S3's speed"), so that cold starts and swaps are not flattered by
 	// loopback; &fakes3.Speed{} is loopback's.
 	S3Speed *fakes3.Speed
+	// FunctionEnv is added to every function's environment, over the
+	// template's: a test's setting that the stack leaves to its default
+	// (DOCLIB_SEARCH_RANGE_FROM_KB=0, so that the demo's small segments are
+	// read by range as a large index's are).
+	FunctionEnv map[string]string
 }
 
 // Stack is a running stand-in.
@@ -246,7 +251,7 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.startFunctions(t, r, opts.Assembly, roles, logs); err != nil {
+	if err := s.startFunctions(t, r, opts.Assembly, roles, opts.FunctionEnv, logs); err != nil {
 		return nil, err
 	}
 
@@ -500,8 +505,9 @@ func rolePolicies(t *cfn.Template, r *cfn.Resolver) (map[string][]*iampolicy.Pol
 }
 
 // startFunctions prepares a pool per function: its bootstrap from the
-// assembly's assets, the template's environment, its role's credentials.
-func (s *Stack) startFunctions(t *cfn.Template, r *cfn.Resolver, a *Synthesized, roles map[string][]*iampolicy.Policy, logs io.Writer) error {
+// assembly's assets, the template's environment with extraEnv over it, its
+// role's credentials.
+func (s *Stack) startFunctions(t *cfn.Template, r *cfn.Resolver, a *Synthesized, roles map[string][]*iampolicy.Policy, extraEnv map[string]string, logs io.Writer) error {
 	for _, id := range t.OfType("AWS::Lambda::Function") {
 		p := t.Resources[id].Properties
 		name := r.V.Ref[id]
@@ -519,9 +525,13 @@ func (s *Stack) startFunctions(t *cfn.Template, r *cfn.Resolver, a *Synthesized,
 			}
 			env[k] = sv
 		}
+		for k, v := range extraEnv {
+			env[k] = v
+		}
 		// How the functions reach the stand-in's AWS: one HTTPS endpoint
 		// for every service (the SDK reads AWS_ENDPOINT_URL), whose CA Go
-		// trusts through SSL_CERT_FILE. Nothing else is added.
+		// trusts through SSL_CERT_FILE. Nothing else is added, but what
+		// the test asks (Options.FunctionEnv).
 		env["AWS_ENDPOINT_URL"] = s.Checker.URL()
 		env["SSL_CERT_FILE"] = s.Checker.CAFile()
 		roleARN, roleID, err := functionRole(t, r, name)

@@ -454,12 +454,13 @@ func TestAccountHelp(t *testing.T) {
 // test ends. ctx bounds the whole run.
 func startVariant(t *testing.T, timeout time.Duration, run string, cdkContext map[string]string) (context.Context, *standin.Stack, *syncBuffer, *doclib.DataSet) {
 	t.Helper()
-	return startVariantOn(t, 0, timeout, run, cdkContext)
+	return startVariantOn(t, 0, timeout, run, cdkContext, nil)
 }
 
 // startVariantOn is startVariant on an account whose Lambda concurrency
-// quota is quota (0: the default, 1,000).
-func startVariantOn(t *testing.T, quota int, timeout time.Duration, run string, cdkContext map[string]string) (context.Context, *standin.Stack, *syncBuffer, *doclib.DataSet) {
+// quota is quota (0: the default, 1,000), with env added to every
+// function's environment (standin.Options.FunctionEnv).
+func startVariantOn(t *testing.T, quota int, timeout time.Duration, run string, cdkContext, env map[string]string) (context.Context, *standin.Stack, *syncBuffer, *doclib.DataSet) {
 	t.Helper()
 	d, err := demo.Load()
 	if err != nil {
@@ -470,7 +471,7 @@ func startVariantOn(t *testing.T, quota int, timeout time.Duration, run string, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, s, logs := startOpts(t, timeout, standin.Options{Assembly: a, Data: d, Run: run, AccountConcurrency: quota})
+	ctx, s, logs := startOpts(t, timeout, standin.Options{Assembly: a, Data: d, Run: run, AccountConcurrency: quota, FunctionEnv: env})
 	return ctx, s, logs, d
 }
 
