@@ -82,9 +82,13 @@ type coldPart struct {
 }
 
 // flight is a read of blocks in progress, which other queries wait for.
+// Its reader may give up for its own reasons (the prefetch stopped for a
+// newer index, a query's request ended): abandoned then, and a query that
+// waited for it reads the blocks itself rather than fail with that.
 type flight struct {
-	done chan struct{}
-	err  error
+	done      chan struct{}
+	err       error
+	abandoned bool // the reader's context ended
 }
 
 // OpenSegment opens a segment of format 3 from its hot part, the first
@@ -347,9 +351,9 @@ func fetch(ctx context.Context, needs map[*coldPart][]uint32, parallel int, pref
 		}
 		if b := w.c.blocks[w.k].Load(); b != nil {
 			give(w.c, w.k, b)
-		} else if w.f.err != nil {
+		} else if w.f.err != nil && !w.f.abandoned {
 			err = errors.Join(err, w.f.err)
-		} else { // read, but not kept (a full cache, or a segment dropped): read it again
+		} else { // read, but not kept (a full cache, or a segment dropped), or its reader gave up: read it again
 			err = errors.Join(err, fetch(ctx, map[*coldPart][]uint32{w.c: {w.k}}, 1, prefetch, give))
 		}
 	}
@@ -377,7 +381,7 @@ func (r run) read(ctx context.Context, prefetch bool, give func(*coldPart, uint3
 			delete(c.flights, k)
 		}
 	}
-	r.f.err = err
+	r.f.err, r.f.abandoned = err, err != nil && ctx.Err() != nil
 	c.mu.Unlock()
 	close(r.f.done)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/backend/localsearch"
@@ -296,12 +297,11 @@ func TestColdQueryReadsWhatItTouches(t *testing.T) {
 	}
 }
 
-// TestColdReadFailures: a read that fails, that returns other bytes than
-// the hot part's CRCs promise, or that never answers, fails the query with
-// doclib's unavailable error (503), never a wrong answer; once the fault
-// is gone the same query answers as before; a fault on the first try only
-// is tried again; and what the cache holds answers whatever the store does.
-func TestColdReadFailures(t *testing.T) {
+// coldFixture is an index of 400 demo documents embedded by the offline
+// embedder, their libraries, and its answer to "reset password" in all of
+// them.
+func coldFixture(t *testing.T) (*localsearch.Index, search.Embedder, []string, *search.Response) {
+	t.Helper()
 	ctx := context.Background()
 	d, err := dataset.Validate(demo.Generate(demo.Options{Documents: 400}))
 	if err != nil {
@@ -311,21 +311,31 @@ func TestColdReadFailures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	docs := indexDocs(t, d, h)
-	x, err := localsearch.FromDocs(ctx, docs, h, localsearch.Options{})
+	x, err := localsearch.FromDocs(ctx, indexDocs(t, d, h), h, localsearch.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rules := search.DefaultRules(h.ID())
 	var libs []string
 	for _, l := range d.Libraries {
 		libs = append(libs, l.ID)
 	}
-	want, err := (&search.Searcher{Backend: search.Local{Retriever: x}, Embedder: search.Cached(h, 0), Rules: rules}).Search(ctx,
+	want, err := (&search.Searcher{Backend: search.Local{Retriever: x}, Embedder: search.Cached(h, 0), Rules: search.DefaultRules(h.ID())}).Search(ctx,
 		search.Request{Text: "reset password", Libraries: libs, Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return x, h, libs, want
+}
+
+// TestColdReadFailures: a read that fails, that returns other bytes than
+// the hot part's CRCs promise, or that never answers, fails the query with
+// doclib's unavailable error (503), never a wrong answer; once the fault
+// is gone the same query answers as before; a fault on the first try only
+// is tried again; and what the cache holds answers whatever the store does.
+func TestColdReadFailures(t *testing.T) {
+	ctx := context.Background()
+	x, h, libs, want := coldFixture(t)
+	rules := search.DefaultRules(h.ID())
 	cache := localsearch.NewCache(1)
 	o := openSegment(t, x, nil, 4096, cache)
 	searcher := &search.Searcher{Backend: search.Local{Retriever: o.x}, Embedder: search.Cached(h, 0), Rules: rules}
@@ -383,5 +393,54 @@ func TestColdReadFailures(t *testing.T) {
 	searcher = &search.Searcher{Backend: search.Local{Retriever: o.x}, Embedder: search.Cached(h, 0), Rules: rules}
 	if got, err := ask(); err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("held, with the store down: %+v %v", got, err)
+	}
+}
+
+// TestColdQueryOutlivesAnAbandonedRead: a query that waits for blocks
+// another reader is reading, and that reader gives up (the prefetch,
+// stopped because a newer index came into service; a query whose request
+// ended), reads them itself and answers, rather than fail with the other's
+// cancellation: under merges, a search instance stops a prefetch at every
+// new manifest, and the queries then in flight answered 503.
+func TestColdQueryOutlivesAnAbandonedRead(t *testing.T) {
+	ctx := context.Background()
+	x, h, libs, want := coldFixture(t)
+	req := search.Request{Text: "reset password", Libraries: libs, Limit: 10}
+	rules := search.DefaultRules(h.ID())
+	cache := localsearch.NewCache(0)
+	o := openSegment(t, x, nil, 4096, cache)
+	// The prefetch's read hangs until the prefetch is stopped; later reads
+	// (the query's own) are answered.
+	prefetchCtx, stopPrefetch := context.WithCancel(ctx)
+	inFlight := make(chan struct{})
+	var first atomic.Bool
+	o.src.set(func(int64, int64) error {
+		if first.CompareAndSwap(false, true) {
+			close(inFlight)
+			<-prefetchCtx.Done()
+			return prefetchCtx.Err()
+		}
+		return nil
+	}, nil)
+	prefetched := make(chan error, 1)
+	go func() { prefetched <- cache.Prefetch(prefetchCtx, []*localsearch.Index{o.x}) }()
+	<-inFlight
+	answered := make(chan error, 1)
+	var got *search.Response
+	go func() {
+		var err error
+		got, err = (&search.Searcher{Backend: search.Local{Retriever: o.x}, Embedder: search.Cached(h, 0), Rules: rules}).Search(ctx, req)
+		answered <- err
+	}()
+	time.Sleep(100 * time.Millisecond) // the query waits for the prefetch's blocks
+	stopPrefetch()
+	if err := <-prefetched; !errors.Is(err, context.Canceled) {
+		t.Errorf("the stopped prefetch returned %v", err)
+	}
+	if err := <-answered; err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("the query that waited for the stopped prefetch's read: %+v, %v; want %+v", got, err, want)
+	}
+	if n := o.src.reads.Load(); n < 2 {
+		t.Errorf("%d reads: the query did not read what the prefetch gave up", n)
 	}
 }
