@@ -111,7 +111,12 @@ const (
 	// as queries need them. Unset or "on": prefetched.
 	EnvSearchPrefetch = "DOCLIB_SEARCH_PREFETCH"
 	// EnvLambdaMemory is the function's memory in MB, which Lambda sets.
+	// The search function sets its Go memory limit to nine tenths of it,
+	// unless EnvGoMemLimit is set.
 	EnvLambdaMemory = "AWS_LAMBDA_FUNCTION_MEMORY_SIZE"
+	// EnvGoMemLimit is the Go runtime's own memory limit (runtime/debug),
+	// which, when set, the search function leaves as it is.
+	EnvGoMemLimit = "GOMEMLIMIT"
 )
 
 // The search rules' overrides (Rules.Flags).

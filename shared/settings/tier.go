@@ -39,6 +39,10 @@ type Snapshots struct {
 	// NoPrefetch turns off the background read of the cold parts
 	// (EnvSearchPrefetch=off): they are read only as queries need them.
 	NoPrefetch bool
+	// GoMemLimit is GOMEMLIMIT as the environment gives it: when set, the
+	// Go runtime has read it, and the search function sets no limit of
+	// its own (wiring.SnapshotFollower).
+	GoMemLimit string
 
 	envErr error
 }
@@ -49,6 +53,7 @@ func (s *Snapshots) Flags(fs FlagSet, getenv func(string) string) {
 	fs.StringVar(&s.Bucket, "snapshot-bucket", getenv(EnvSnapshotBucket),
 		"S3 `BUCKET` of the embedded tier's search snapshots (the stack's SnapshotBucket output) (env "+EnvSnapshotBucket+")")
 	s.Poll = DefaultSnapshotPoll
+	s.GoMemLimit = getenv(EnvGoMemLimit)
 	if v := getenv(EnvSnapshotPoll); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {

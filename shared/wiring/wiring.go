@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 
 	"github.com/aws/aws-sdk-go-v2/config"
 
@@ -94,6 +95,9 @@ func EnsureIndex(b *opensearch.Backend, e search.Embedder, log *slog.Logger) fun
 // use leaves it answering 503 until a good one is published
 // (snapshot.Follower). The indexer's side is snapshot.NewWriter.
 func SnapshotFollower(ctx context.Context, blobs snapshot.Blobs, s settings.Snapshots, e search.Embedder, log *slog.Logger) (*snapshot.Follower, error) {
+	if limit, ok := memoryLimit(s.MemoryMB, s.GoMemLimit); ok {
+		debug.SetMemoryLimit(limit)
+	}
 	f := &snapshot.Follower{Blobs: blobs, Embedder: e, Every: s.Poll, Logger: log,
 		CacheBytes: int64(s.CacheMB) << 20, MemoryBytes: int64(s.MemoryMB) << 20,
 		ReadWholeBelow: s.ReadWholeBelow, NoPrefetch: s.NoPrefetch}
@@ -101,4 +105,18 @@ func SnapshotFollower(ctx context.Context, blobs snapshot.Blobs, s settings.Snap
 		return nil, err
 	}
 	return f, nil
+}
+
+// memoryLimit is the Go memory limit the search function sets, of a
+// function of memoryMB (Lambda's AWS_LAMBDA_FUNCTION_MEMORY_SIZE): nine
+// tenths of it, so that the collector works harder as the heap nears the
+// function's memory instead of letting it grow to twice what it holds
+// (Lambda ends an instance that passes its memory), and the cache of the
+// index's cold parts may hold more (snapshot.Follower). None outside Lambda
+// (memoryMB 0), nor when GOMEMLIMIT (goMemLimit) sets one already.
+func memoryLimit(memoryMB int, goMemLimit string) (int64, bool) {
+	if memoryMB <= 0 || goMemLimit != "" {
+		return 0, false
+	}
+	return int64(memoryMB) << 20 / 10 * 9, true
 }

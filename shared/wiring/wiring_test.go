@@ -71,3 +71,23 @@ func TestSnapshotFollowerTakesTheSettings(t *testing.T) {
 		t.Errorf("the follower of %+v: %+v", s, f)
 	}
 }
+
+// TestMemoryLimit: the search function sets a Go memory limit at nine
+// tenths of Lambda's memory, none outside Lambda, and none over GOMEMLIMIT.
+func TestMemoryLimit(t *testing.T) {
+	for _, c := range []struct {
+		memoryMB int
+		env      string
+		want     int64
+		ok       bool
+	}{
+		{2048, "", 2048 << 20 / 10 * 9, true},
+		{10240, "", 10240 << 20 / 10 * 9, true},
+		{0, "", 0, false},
+		{2048, "1GiB", 0, false},
+	} {
+		if got, ok := memoryLimit(c.memoryMB, c.env); got != c.want || ok != c.ok {
+			t.Errorf("memoryLimit(%d, %q) = %d, %v; want %d, %v", c.memoryMB, c.env, got, ok, c.want, c.ok)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -67,9 +68,9 @@ type Follower struct {
 	// Logger gets the loads and their failures (slog.Default when nil).
 	Logger *slog.Logger
 	// Cache keeps what queries read of the cold parts (one without a bound,
-	// when nil at Load). Its budget is CacheBytes when set, else half of
-	// MemoryBytes less the hot parts held and a reserve (the collector lets
-	// a Go heap grow to twice what it holds), else none.
+	// when nil at Load). Its budget is CacheBytes when set, else derived
+	// from MemoryBytes, the hot parts held and the Go memory limit
+	// (cacheBudget), else none.
 	Cache                   *localsearch.Cache
 	CacheBytes, MemoryBytes int64
 	// ReadWholeBelow is the size under which a segment is read whole
@@ -97,6 +98,29 @@ const DefaultReadWholeBelow = 4 << 20
 // cacheReserve is what the budget leaves the rest of the process: the
 // queries' working memory, the SDK's, the request's.
 const cacheReserve = 128 << 20
+
+// cacheBudget is what the cache may hold of the cold parts (0: no bound),
+// with hot bytes of hot parts held: cacheBytes when set; else, of a
+// function of memoryBytes, what the Go heap may hold less the hot parts
+// and cacheReserve. The heap may hold three quarters of a Go memory limit
+// under the function's memory (goLimit; wiring.SnapshotFollower sets one
+// at nine tenths of it): the collector then works harder near the limit
+// instead of letting the heap grow to twice what it holds. Without such a
+// limit it may hold half the function's memory. Never under 64 MB.
+func cacheBudget(cacheBytes, memoryBytes, goLimit, hot int64) int64 {
+	var heap int64
+	switch {
+	case cacheBytes > 0:
+		return cacheBytes
+	case memoryBytes <= 0:
+		return 0
+	case goLimit > 0 && goLimit < memoryBytes:
+		heap = goLimit / 4 * 3
+	default:
+		heap = memoryBytes / 2
+	}
+	return max(heap-hot-cacheReserve, 64<<20)
+}
 
 // State is what a Follower has in service.
 type State struct {
@@ -400,11 +424,8 @@ func (f *Follower) refresh(ctx context.Context) error {
 			hot += sg.ref.HotBytes
 		}
 	}
-	switch {
-	case f.CacheBytes > 0:
-		f.Cache.SetBudget(f.CacheBytes)
-	case f.MemoryBytes > 0:
-		f.Cache.SetBudget(max(f.MemoryBytes/2-hot-cacheReserve, 64<<20))
+	if b := cacheBudget(f.CacheBytes, f.MemoryBytes, debug.SetMemoryLimit(-1), hot); b > 0 {
+		f.Cache.SetBudget(b)
 	}
 	f.cur.Store(&serving{State: State{Sequence: m.Sequence, Documents: index.Len(), Segments: len(segs), Opened: len(opened), HotBytes: hot},
 		etag: obj.ETag, segs: byKey, backend: search.Local{Retriever: index, Cal: m.Calibration}})

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"reflect"
 	"strings"
 	"sync"
@@ -334,5 +335,38 @@ func TestFollowerCacheBudget(t *testing.T) {
 	}
 	if st := f.Cache.Stats(); st.Held > budget || st.Dropped == 0 {
 		t.Errorf("after the queries: %+v; want within %d, and blocks dropped", st, budget)
+	}
+}
+
+// TestCacheBudget: what the cache of cold parts may hold, by the rule
+// cacheBudget states, at the memory sizes docs/search.md and infra/README.md
+// give: a Go memory limit at nine tenths of the function's memory lets the
+// cache hold three quarters of that limit (less the hot parts and the
+// reserve) rather than half the memory.
+func TestCacheBudget(t *testing.T) {
+	const mb = 1 << 20
+	for _, c := range []struct {
+		cache, memory, limit, hot, want int64
+	}{
+		{cache: 300 * mb, memory: 2048 * mb, hot: 400 * mb, want: 300 * mb}, // set: as set
+		{want: 0}, // outside Lambda: no bound
+		{memory: 2048 * mb, limit: math.MaxInt64, hot: 40 * mb, want: 1024*mb - 40*mb - cacheReserve}, // no Go limit: half
+		{memory: 2048 * mb, limit: 2048 * mb / 10 * 9, hot: 40 * mb, want: 2048*mb/10*9/4*3 - 40*mb - cacheReserve},
+		{memory: 6144 * mb, limit: 6144 * mb / 10 * 9, hot: 405 * mb, want: 6144*mb/10*9/4*3 - 405*mb - cacheReserve},
+		{memory: 512 * mb, limit: 512 * mb / 10 * 9, hot: 400 * mb, want: 64 * mb},                // never under 64 MB
+		{memory: 2048 * mb, limit: 4096 * mb, hot: 40 * mb, want: 1024*mb - 40*mb - cacheReserve}, // a limit over the memory: half
+	} {
+		if got := cacheBudget(c.cache, c.memory, c.limit, c.hot); got != c.want {
+			t.Errorf("cacheBudget(%d, %d, %d, %d) = %d MB, want %d MB", c.cache/mb, c.memory/mb, c.limit/mb, c.hot/mb, got/mb, c.want/mb)
+		}
+	}
+	// A million documents (3.6 GB, 405 MB of hot parts, docs/performance.md)
+	// keep every cold part at 6,144 MB, not at 3,008.
+	cold := int64(3600-405) * mb
+	if b := cacheBudget(0, 6144*mb, 6144*mb/10*9, 405*mb); b < cold {
+		t.Errorf("6,144 MB holds %d MB of the cold parts, want all %d", b/mb, cold/mb)
+	}
+	if b := cacheBudget(0, 3008*mb, 3008*mb/10*9, 405*mb); b >= cold {
+		t.Errorf("3,008 MB holds %d MB of the cold parts, which cannot fit", b/mb)
 	}
 }
