@@ -60,3 +60,82 @@ func FixSegmentBlocks(b []byte) int64 {
 	}
 	return int64(lay.hot)
 }
+
+// Section is a part of a segment file: its name and bytes [From, To).
+type Section struct {
+	Name     string
+	From, To int64
+}
+
+// SegmentSections lists the sections of b's first bytes, a segment file of
+// format 3 (at least its hot part): the hot part's, then the cold part's
+// (postings, words, stops, codes of the documents and of the recordings),
+// where they lie in the file. The strings section is cut by what they are.
+func SegmentSections(b []byte) []Section {
+	if len(b) < segmentHeader3 || string(b[:16]) != segmentMagic || binary.LittleEndian.Uint32(b[16:]) != 3 {
+		return nil
+	}
+	dims := binary.LittleEndian.Uint32(b[20:])
+	var c counts
+	for i, v := range c.list() {
+		*v = binary.LittleEndian.Uint64(b[24+8*i:])
+	}
+	lay, ok := layout3(uint64(dims), c)
+	if !ok || uint64(len(b)) < lay.hot {
+		return nil
+	}
+	p := uint64(paddedDims(int(dims)))
+	var out []Section
+	at := int64(0)
+	add := func(name string, n uint64) {
+		out = append(out, Section{name, at, at + int64(n)})
+		at += int64(n)
+	}
+	add("header", segmentHeader3)
+	add("embedder", pad8(c.embBytes))
+	// The strings, by what they are: their lengths follow them.
+	lensAt := uint64(at) + pad8(c.strBytes)
+	nLens := 3*c.docs + c.tags + c.apps + c.recs + c.terms + c.dels
+	kinds := []struct {
+		name string
+		n    uint64
+	}{{"strings: document IDs, libraries, categories", 3 * c.docs}, {"strings: tags", c.tags}, {"strings: applications", c.apps},
+		{"strings: recording IDs", c.recs}, {"strings: terms", c.terms}, {"strings: deleted IDs", c.dels}}
+	i := uint64(0)
+	used := uint64(0)
+	for _, k := range kinds {
+		var n uint64
+		for range k.n {
+			n += uint64(binary.LittleEndian.Uint32(b[lensAt+4*i:]))
+			i++
+		}
+		add(k.name, n)
+		used += n
+	}
+	add("strings: padding", pad8(c.strBytes)-used)
+	add("string lengths", pad8(4*nLens))
+	add("tag, application and recording counts", 3*pad8(4*c.docs))
+	add("last seen", 8*c.docs)
+	add("title and content lengths", 2*pad8(2*c.docs))
+	add("documents' scales and sign dots", 2*pad8(4*c.docs))
+	add("documents' sign bits", c.docs*p/8)
+	add("recordings' scales and sign dots", 2*pad8(4*c.recs))
+	add("recordings' sign bits", c.recs*p/8)
+	add("links", pad8(4*(c.docs+1))+pad8(4*c.links))
+	add("postings' offsets", pad8(4*(c.terms+1)))
+	add("term libraries", pad8(4*(c.terms+1))+8*c.termLibs)
+	add("words' and stops' offsets", 2*pad8(4*(c.docs+1)))
+	add("orders", 2*pad8(4*c.docs))
+	add("block CRCs", pad8(4*lay.blocks))
+	if uint64(at) != lay.hot {
+		panic("SegmentSections: the hot sections do not add up")
+	}
+	h := int64(lay.hot)
+	out = append(out,
+		Section{"cold: postings", h + int64(lay.post), h + int64(lay.fwd)},
+		Section{"cold: words", h + int64(lay.fwd), h + int64(lay.stops)},
+		Section{"cold: stops", h + int64(lay.stops), h + int64(lay.docs)},
+		Section{"cold: document codes", h + int64(lay.docs), h + int64(lay.recs)},
+		Section{"cold: recording codes", h + int64(lay.recs), h + int64(lay.cold)})
+	return out
+}
