@@ -76,6 +76,9 @@ type coldPart struct {
 	blocks  []atomic.Pointer[block] // the blocks the cache holds
 	used    []atomic.Bool           // a query used the block since the cache's hand last passed it
 	dropped atomic.Bool             // no longer in service: its blocks are not kept
+	// The slots of the documents' and the recordings' codes (nil: in
+	// their order, format 3).
+	docSlot, recSlot []uint32
 
 	mu      sync.Mutex
 	flights map[uint32]*flight // blocks being read
@@ -91,7 +94,7 @@ type flight struct {
 	abandoned bool // the reader's context ended
 }
 
-// OpenSegment opens a segment of format 3 from its hot part, the first
+// OpenSegment opens a segment of format 3 or 4 from its hot part, the first
 // bytes of the file of size bytes, which the caller checked (a manifest
 // names its CRC-32C): the index, for queries embedded by e, and the
 // documents it deletes from older segments. The index uses the hot part's
@@ -129,12 +132,26 @@ func OpenSegment(hot []byte, size int64, e search.Embedder, src ColdSource, cach
 		return nil, nil, err
 	}
 	c := &coldPart{x: x, src: src, cache: cache, at: h.lay.hot, lay: h.lay, crc: extra.blockCRC, stopOff: extra.stopOff,
+		docSlot: extra.docSlot, recSlot: extra.recSlot,
 		blocks: make([]atomic.Pointer[block], h.lay.blocks), used: make([]atomic.Bool, h.lay.blocks), flights: map[uint32]*flight{}}
 	for _, id := range x.libIDs {
 		c.libSpan = append(c.libSpan, x.libs[id])
 	}
 	x.cold = c
 	return x, deleted, nil
+}
+
+// docCodeAt and recCodeAt are where the codes of document i and recording
+// r lie in the cold part.
+func (c *coldPart) docCodeAt(i uint32) uint64 { return c.codeAt(c.lay.docs, c.docSlot, i) }
+
+func (c *coldPart) recCodeAt(r uint32) uint64 { return c.codeAt(c.lay.recs, c.recSlot, r) }
+
+func (c *coldPart) codeAt(at uint64, slot []uint32, i uint32) uint64 {
+	if slot != nil {
+		i = slot[i]
+	}
+	return at + uint64(i)*uint64(c.x.rot.padded)
 }
 
 // blockLen is the length of block k.

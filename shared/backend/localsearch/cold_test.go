@@ -123,12 +123,14 @@ func demoHistory(t testing.TB, n int, seed uint64, batches int) (*doclib.DataSet
 }
 
 // TestSegmentsOpenedByRangeAnswerAsOneIndex is TestSegmentsAnswerAsOneIndex
-// over segments opened by range, with a cache that keeps nothing (every
+// over segments opened by range, their codes in clusters of 16 (not in the
+// documents' order), with a cache that keeps nothing (every
 // query reads what it needs), one that keeps about half of what they hold
 // (blocks dropped as queries read others), and one the prefetch filled:
 // the same candidates, evidence and responses as one index of the live
 // documents.
 func TestSegmentsOpenedByRangeAnswerAsOneIndex(t *testing.T) {
+	defer localsearch.SetClusterSize(16)() // codes in slots of their own
 	ctx := context.Background()
 	d, e, hist, rng := demoHistory(t, 1200, 9, 6)
 	one, err := localsearch.FromDocs(ctx, hist.final, e, localsearch.Options{})

@@ -148,7 +148,7 @@ func laterCosines(ctx context.Context, pr *probe, refs map[*Index][]uint32) (map
 		c := x.cold
 		held[c] = map[uint32]*block{}
 		for _, r := range rs {
-			k, _ := c.blocksOf(c.lay.docs+uint64(r)*uint64(x.rot.padded), uint64(x.rot.padded))
+			k, _ := c.blocksOf(c.docCodeAt(r), uint64(x.rot.padded))
 			needs[c] = append(needs[c], k)
 		}
 	}
@@ -193,18 +193,17 @@ func busy[T any](refs map[*Index]T) func() {
 // docCode is the int8 codes of document i of a segment opened by range,
 // from the blocks block gives.
 func (x *Index) docCode(block func(uint32) *block, i uint32) ([]int8, bool) {
-	return x.code(block, x.cold.lay.docs, i)
+	return x.code(block, x.cold.docCodeAt(i))
 }
 
 // recCode is docCode of recording r.
 func (x *Index) recCode(block func(uint32) *block, r uint32) ([]int8, bool) {
-	return x.code(block, x.cold.lay.recs, r)
+	return x.code(block, x.cold.recCodeAt(r))
 }
 
-// code is the codes of vector i of the section at.
-func (x *Index) code(block func(uint32) *block, at uint64, i uint32) ([]int8, bool) {
+// code is the codes at off in the cold part.
+func (x *Index) code(block func(uint32) *block, off uint64) ([]int8, bool) {
 	c, p := x.cold, uint64(x.rot.padded)
-	off := at + uint64(i)*p
 	k := uint32(off / c.lay.block)
 	b := block(k)
 	if b == nil {
@@ -395,10 +394,10 @@ func (v *view) needLater() {
 		}
 		padded := uint64(p.x.rot.padded)
 		for _, o := range p.s.laterDocs {
-			v.needRange(p, c.lay.docs+uint64(o)*padded, padded)
+			v.needRange(p, c.docCodeAt(o), padded)
 		}
 		for _, r := range p.s.laterRecs {
-			v.needRange(p, c.lay.recs+uint64(r)*padded, padded)
+			v.needRange(p, c.recCodeAt(r), padded)
 		}
 	}
 }

@@ -38,7 +38,7 @@ func (x *Index) StopOnly() map[string][]string {
 // that passes them would, and returns the hot part's size; 0 when b is not
 // such a file.
 func FixSegmentBlocks(b []byte) int64 {
-	if len(b) < segmentHeader3 || string(b[:16]) != segmentMagic || binary.LittleEndian.Uint32(b[16:]) != 3 {
+	if len(b) < segmentHeader3 || string(b[:16]) != segmentMagic || binary.LittleEndian.Uint32(b[16:]) < 3 {
 		return 0
 	}
 	dims := binary.LittleEndian.Uint32(b[20:])
@@ -49,7 +49,7 @@ func FixSegmentBlocks(b []byte) int64 {
 	for i, v := range c.list() {
 		*v = binary.LittleEndian.Uint64(b[24+8*i:])
 	}
-	lay, ok := layout3(uint64(dims), c)
+	lay, ok := layout3(uint64(dims), c, binary.LittleEndian.Uint32(b[16:]) >= 4)
 	if !ok || lay.hot+lay.cold+4 != uint64(len(b)) {
 		return 0
 	}
@@ -72,7 +72,11 @@ type Section struct {
 // (postings, words, stops, codes of the documents and of the recordings),
 // where they lie in the file. The strings section is cut by what they are.
 func SegmentSections(b []byte) []Section {
-	if len(b) < segmentHeader3 || string(b[:16]) != segmentMagic || binary.LittleEndian.Uint32(b[16:]) != 3 {
+	if len(b) < segmentHeader3 || string(b[:16]) != segmentMagic || binary.LittleEndian.Uint32(b[16:]) < 3 {
+		return nil
+	}
+	format := binary.LittleEndian.Uint32(b[16:])
+	if format > SegmentFormat {
 		return nil
 	}
 	dims := binary.LittleEndian.Uint32(b[20:])
@@ -80,7 +84,7 @@ func SegmentSections(b []byte) []Section {
 	for i, v := range c.list() {
 		*v = binary.LittleEndian.Uint64(b[24+8*i:])
 	}
-	lay, ok := layout3(uint64(dims), c)
+	lay, ok := layout3(uint64(dims), c, format >= 4)
 	if !ok || uint64(len(b)) < lay.hot {
 		return nil
 	}
@@ -126,6 +130,9 @@ func SegmentSections(b []byte) []Section {
 	add("term libraries", pad8(4*(c.terms+1))+8*c.termLibs)
 	add("words' and stops' offsets", 2*pad8(4*(c.docs+1)))
 	add("orders", 2*pad8(4*c.docs))
+	if format >= 4 {
+		add("slots", pad8(4*c.docs)+pad8(4*c.recs))
+	}
 	add("block CRCs", pad8(4*lay.blocks))
 	if uint64(at) != lay.hot {
 		panic("SegmentSections: the hot sections do not add up")
@@ -138,4 +145,12 @@ func SegmentSections(b []byte) []Section {
 		Section{"cold: document codes", h + int64(lay.docs), h + int64(lay.recs)},
 		Section{"cold: recording codes", h + int64(lay.recs), h + int64(lay.cold)})
 	return out
+}
+
+// SetClusterSize sets how many vectors a cluster of codes holds (order.go),
+// until the function it returns is called.
+func SetClusterSize(n int) func() {
+	old := clusterSize
+	clusterSize = n
+	return func() { clusterSize = old }
 }

@@ -154,22 +154,28 @@ func (r *rotation) quantizeAll(n int, vec func(i int) []float32, workers int) qu
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	workers = max(1, min(workers, n/256))
+	inShares(n, max(1, min(workers, n/256)), func(start, end int) {
+		y := make([]float32, r.padded)
+		for i := start; i < end; i++ {
+			r.rotate(y, vec(i))
+			q.put(i, y)
+		}
+	})
+	return q
+}
+
+// inShares calls f on [0, n) cut in workers shares, at once, and waits.
+func inShares(n, workers int, f func(start, end int)) {
 	var wg sync.WaitGroup
 	share := (n + workers - 1) / workers
 	for start := 0; start < n; start += share {
 		wg.Add(1)
 		go func(start, end int) {
 			defer wg.Done()
-			y := make([]float32, r.padded)
-			for i := start; i < end; i++ {
-				r.rotate(y, vec(i))
-				q.put(i, y)
-			}
+			f(start, end)
 		}(start, min(start+share, n))
 	}
 	wg.Wait()
-	return q
 }
 
 // put quantizes the rotated vector y into place i.

@@ -709,7 +709,7 @@ func (p *part) cosRange(pr *probe, limit float32, start, end uint32, later []uin
 			later = append(later, i)
 			continue
 		}
-		if k := uint32((c.lay.docs + uint64(i)*uint64(len(code))) / c.lay.block); k != lastUsed {
+		if k := uint32(c.docCodeAt(i) / c.lay.block); k != lastUsed {
 			c.used[k].Store(true) // for the cache's hand
 			lastUsed = k
 		}

@@ -56,6 +56,9 @@ import (
 //	stops      per document, the offset of its stop-word terms (documents+1
 //	           uint32s)
 //	orders     the documents most active first, then by ID (uint32s)
+//	slots      format 4: per document, then per recording, the place of
+//	           its codes among the documents' or the recordings' codes
+//	           (uint32s, a permutation; order.go)
 //	blocks     the CRC-32C of each block of the cold part (uint32s)
 //	-- the cold part, cut in blocks of the block size --
 //	postings   per term, its postings (document uint32, title and content
@@ -68,7 +71,10 @@ import (
 //	           ("haves"), and a count of the documents that hold a term
 //	           from the words alone would miss them
 //	codes      zeros to a multiple of padded, then the documents' and the
-//	           recordings' int8 codes (padded each)
+//	           recordings' int8 codes (padded each), each in the order of
+//	           its slots (format 3: of the documents and recordings), near
+//	           vectors together, so that a query that reads the codes of
+//	           the vectors its screen passes reads a few runs of blocks
 //	checksum   CRC-32C of everything before it (uint32)
 //
 // The block size is a power of two and a multiple of padded, so that no
@@ -90,9 +96,11 @@ import (
 // used. A segment stores no text: a merge copies its structures (Merge).
 
 // SegmentFormat is the segment format this program writes; it reads every
-// format from MinSegmentFormat (1: float32 vectors) to it.
+// format from MinSegmentFormat (1: float32 vectors) to it. Format 3 is
+// format 4 without the slots: its codes lie in the order of the documents
+// and recordings.
 const (
-	SegmentFormat    = 3
+	SegmentFormat    = 4
 	MinSegmentFormat = 1
 )
 
@@ -162,11 +170,11 @@ type layout struct {
 	postEntries uint64
 }
 
-// layout3 is the layout of a format 3 segment of these counts, or false
-// when it cannot be one: a count of 2^40 or more, or a block size that is
-// not a power of two from minBlockSize to maxBlockSize and a multiple of
-// padded. Below those bounds no sum overflows.
-func layout3(dims uint64, c counts) (layout, bool) {
+// layout3 is the layout of a segment of format 3 or, with slots, 4 of these
+// counts, or false when it cannot be one: a count of 2^40 or more, or a
+// block size that is not a power of two from minBlockSize to maxBlockSize
+// and a multiple of padded. Below those bounds no sum overflows.
+func layout3(dims uint64, c counts, slots bool) (layout, bool) {
 	for _, v := range c.list() {
 		if *v >= 1<<40 {
 			return layout{}, false
@@ -194,6 +202,9 @@ func layout3(dims uint64, c counts) (layout, bool) {
 		2*pad8(4*(c.docs+1)) +
 		2*pad8(4*c.docs) +
 		pad8(4*l.blocks)
+	if slots {
+		l.hot += pad8(4*c.docs) + pad8(4*c.recs)
+	}
 	return l, true
 }
 
@@ -361,14 +372,16 @@ func WriteSegmentBlocks(w io.Writer, x *Index, deleted []string, block int) (Seg
 	c := counts{docs: uint64(n), recs: uint64(len(x.recIDs)), links: uint64(len(x.docRecs)), terms: uint64(len(x.termName)),
 		posts: uint64(len(x.post)), fwd: uint64(len(x.fwd)), dels: uint64(len(deleted)), tags: uint64(nTags), apps: uint64(nApps),
 		strBytes: uint64(strs.Len()), embBytes: uint64(len(x.embedderID)), termLibs: uint64(len(x.termLib)), stops: uint64(len(stops)), block: b}
-	lay, ok := layout3(uint64(x.dims), c)
+	lay, ok := layout3(uint64(x.dims), c, true)
 	if !ok {
 		return SegmentInfo{}, fmt.Errorf("localsearch: a segment of %d documents and %d postings is too large to write", n, len(x.post))
 	}
 	// The cold part, as it will be written: its blocks' CRCs go in the hot
 	// part before it.
 	pad := make([]byte, lay.docs-(lay.stops+4*c.stops))
-	cold := [][]byte{asBytes(x.post), asBytes(x.fwd), asBytes(stops), pad, asBytes(x.docQ.code), asBytes(x.recQ.code)}
+	docSlot, recSlot := clusterOrder(&x.docQ, int(padded)), clusterOrder(&x.recQ, int(padded))
+	cold := [][]byte{asBytes(x.post), asBytes(x.fwd), asBytes(stops), pad,
+		asBytes(inSlots(x.docQ.code, docSlot, int(padded))), asBytes(inSlots(x.recQ.code, recSlot, int(padded)))}
 	blockCRC := make([]uint32, 0, lay.blocks)
 	var sum uint32
 	var in uint64
@@ -405,7 +418,7 @@ func WriteSegmentBlocks(w io.Writer, x *Index, deleted []string, block int) (Seg
 		sw.section(asBytes(q.sign))
 	}
 	for _, s := range [][]byte{asBytes(x.docRecOff), asBytes(x.docRecs), asBytes(x.postOff), asBytes(x.termLibOff), asBytes(x.termLib),
-		asBytes(x.fwdOff), asBytes(stopOff), asBytes(x.activity), asBytes(x.byID), asBytes(blockCRC)} {
+		asBytes(x.fwdOff), asBytes(stopOff), asBytes(x.activity), asBytes(x.byID), asBytes(docSlot), asBytes(recSlot), asBytes(blockCRC)} {
 		sw.section(s)
 	}
 	info := SegmentInfo{HotBytes: sw.n, HotCRC: sw.hot.Sum32()}
@@ -650,7 +663,7 @@ func readHeader(src headerSource, size int64, hotOnly bool, e search.Embedder) (
 		return h, fmt.Errorf("%w: %d dimensions, an embedder ID of %d bytes", ErrSegment, h.dims, c.embBytes)
 	}
 	if h.format >= 3 {
-		lay, ok := layout3(uint64(h.dims), *c)
+		lay, ok := layout3(uint64(h.dims), *c, h.format >= 4)
 		total := lay.hot + lay.cold + 4
 		if !ok || size < 0 || total != uint64(size) {
 			return h, fmt.Errorf("%w: its counts make %d bytes, the object has %d", ErrSegment, total, size)
@@ -723,9 +736,10 @@ func ReadSegment(r io.Reader, size int64, e search.Embedder) (*Index, []string, 
 // hotExtra is what a format 3 segment's hot part holds beyond the index's
 // fields, for its cold part.
 type hotExtra struct {
-	stopOff  []uint32
-	stops    []uint32 // read whole only
-	blockCRC []uint32
+	stopOff          []uint32
+	stops            []uint32 // read whole only
+	docSlot, recSlot []uint32 // format 4; nil: in order
+	blockCRC         []uint32
 }
 
 // readParts reads what follows a header: the hot part's sections from
@@ -837,6 +851,11 @@ func readParts(sr sections, h header, e search.Embedder, cold *segReader) (*Inde
 			func() (err error) { x.fwdOff, err = readArray[uint32](sr, nDocs+1); return },
 			func() (err error) { extra.stopOff, err = readArray[uint32](sr, nDocs+1); return })
 		steps = append(steps, orders...)
+		if h.format >= 4 {
+			steps = append(steps,
+				func() (err error) { extra.docSlot, err = readSlots(sr, nDocs); return },
+				func() (err error) { extra.recSlot, err = readSlots(sr, nRecs); return })
+		}
 		steps = append(steps, func() (err error) { extra.blockCRC, err = readArray[uint32](sr, h.lay.blocks); return })
 	}
 	for _, step := range steps {
@@ -868,6 +887,8 @@ func readParts(sr sections, h header, e search.Embedder, cold *segReader) (*Inde
 		if err := cr.end(); err != nil {
 			return nil, nil, nil, err
 		}
+		x.docQ.code = fromSlots(x.docQ.code, extra.docSlot, int(padded))
+		x.recQ.code = fromSlots(x.recQ.code, extra.recSlot, int(padded))
 	}
 	deleted, err := x.setDocs(blob, lens, a.tagN, a.appN, a.recCount, a.lastSeen, c)
 	if err != nil {
@@ -1193,4 +1214,43 @@ func (x *Index) setTermLibs() {
 		}
 		x.termLibOff = append(x.termLibOff, uint32(len(x.termLib)))
 	}
+}
+
+// readSlots reads n slots, and checks that they are a permutation of
+// [0, n): each vector's codes in a place of their own.
+func readSlots(sr sections, n uint64) ([]uint32, error) {
+	slots, err := readArray[uint32](sr, n)
+	if err != nil {
+		return nil, err
+	}
+	seen := make([]bool, n)
+	for _, s := range slots {
+		if uint64(s) >= n || seen[s] {
+			return nil, fmt.Errorf("%w: the slots of its codes are not a permutation", ErrSegment)
+		}
+		seen[s] = true
+	}
+	return slots, nil
+}
+
+// inSlots is codes (padded each) with vector i's at slot[i].
+func inSlots(codes []int8, slot []uint32, padded int) []int8 {
+	out := make([]int8, len(codes))
+	for i, s := range slot {
+		copy(out[int(s)*padded:(int(s)+1)*padded], codes[i*padded:(i+1)*padded])
+	}
+	return out
+}
+
+// fromSlots is codes in slots back in the vectors' order (codes itself
+// when slot is nil).
+func fromSlots(codes []int8, slot []uint32, padded int) []int8 {
+	if slot == nil {
+		return codes
+	}
+	out := make([]int8, len(codes))
+	for i, s := range slot {
+		copy(out[i*padded:(i+1)*padded], codes[int(s)*padded:(int(s)+1)*padded])
+	}
+	return out
 }

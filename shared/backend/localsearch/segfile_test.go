@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/doclib/doclib/internal/suites/embedtest"
+	doclib "github.com/doclib/doclib/shared"
 	"github.com/doclib/doclib/shared/backend/localsearch"
 	"github.com/doclib/doclib/shared/backend/offline"
 	"github.com/doclib/doclib/shared/data/dataset"
@@ -48,6 +49,7 @@ func readSegment(b []byte, e search.Embedder) (*localsearch.Index, []string, err
 // merge of every segment is the same bytes as the index FromDocs builds of
 // the live documents.
 func TestSegmentFileRoundTrip(t *testing.T) {
+	defer localsearch.SetClusterSize(16)() // codes in slots of their own
 	ctx := context.Background()
 	d, err := dataset.Validate(demo.Generate(demo.Options{Documents: 800}))
 	if err != nil {
@@ -227,7 +229,7 @@ func TestCraftedSegmentCountsAreBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"testdata/segment-v1.seg", "testdata/segment-v2.seg"} {
+	for _, name := range []string{"testdata/segment-v1.seg", "testdata/segment-v2.seg", "testdata/segment-v3.seg"} {
 		old, err := os.ReadFile(name)
 		if err != nil {
 			t.Fatal(err)
@@ -268,13 +270,15 @@ func craftCounts(t *testing.T, file []byte, e search.Embedder) {
 }
 
 // TestReadsEarlierFormats: segments of format 1 (float32 vectors, written
-// by the version before quantization) and 2 (quantized, in one part,
-// written before the hot and cold parts): testdata/segment-v1.seg and
-// segment-v2.seg hold the first 20 documents of the demo generator,
-// embedded by the offline hashing embedder, and delete doc_gone. Each is
-// read, format 1's vectors quantized as they are read: the index is the
-// one FromDocs builds today from the same documents, byte for byte when
-// written again.
+// by the version before quantization), 2 (quantized, in one part, written
+// before the hot and cold parts) and 3 (hot and cold parts, the codes in
+// the documents' order, in blocks of 4 KiB): testdata/segment-v1.seg,
+// segment-v2.seg and segment-v3.seg hold the first 20 documents of the
+// demo generator, embedded by the offline hashing embedder, and delete
+// doc_gone. Each is read, format 1's vectors quantized as they are read:
+// the index is the one FromDocs builds today from the same documents, byte
+// for byte when written again; format 3's, opened by range, answers as
+// the index read whole.
 func TestReadsEarlierFormats(t *testing.T) {
 	d, err := dataset.Validate(demo.Generate(demo.Options{Documents: 20}))
 	if err != nil {
@@ -288,7 +292,7 @@ func TestReadsEarlierFormats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for format, name := range []string{1: "testdata/segment-v1.seg", 2: "testdata/segment-v2.seg"} {
+	for format, name := range []string{1: "testdata/segment-v1.seg", 2: "testdata/segment-v2.seg", 3: "testdata/segment-v3.seg"} {
 		if name == "" {
 			continue
 		}
@@ -315,7 +319,43 @@ func TestReadsEarlierFormats(t *testing.T) {
 		if _, _, err := readSegment(bad, h); !errors.Is(err, localsearch.ErrSegment) {
 			t.Fatalf("a corrupt format %d segment: %v; want ErrSegment", format, err)
 		}
+		if format == 3 {
+			sections := localsearch.SegmentSections(file)
+			hot := sections[len(sections)-6].To // the last of the hot part's
+			y, _, err := localsearch.OpenSegment(slices.Clone(file[:hot]), int64(len(file)), h, &source{data: file}, localsearch.NewCache(1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rules := search.DefaultRules(h.ID())
+			for _, text := range []string{"reset password", "expense report", "quarterly close", ""} {
+				var got, want []search.Hit
+				for i, r := range []search.Retriever{x, y} {
+					s := &search.Searcher{Backend: search.Local{Retriever: r}, Embedder: search.Cached(h, 0), Rules: rules}
+					res, err := s.Search(context.Background(), search.Request{Text: text, Libraries: libraries(d), Limit: 10})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if i == 0 {
+						want = res.Hits
+					} else {
+						got = res.Hits
+					}
+				}
+				if len(want) == 0 || !reflect.DeepEqual(got, want) {
+					t.Errorf("format 3, %q: opened by range, %v; read whole, %v", text, got, want)
+				}
+			}
+		}
 	}
+}
+
+// libraries are the IDs of d's libraries.
+func libraries(d *doclib.DataSet) []string {
+	var out []string
+	for _, l := range d.Libraries {
+		out = append(out, l.ID)
+	}
+	return out
 }
 
 // TestStopOnlyTerms: a segment lists, per document, the terms it holds

@@ -27,7 +27,7 @@ import (
 // and drops those no longer named. A search always runs on the segments of
 // one manifest: the one in service when it started.
 //
-// A segment of format 3 of at least ReadWholeBelow bytes is opened by
+// A segment of format 3 or 4 of at least ReadWholeBelow bytes is opened by
 // range (localsearch.OpenSegment): one GET of its hot part, what every
 // query needs, at load; its cold part (postings, words, int8 codes) is read
 // in blocks as queries need them, kept in Cache, and read whole in the
@@ -74,7 +74,7 @@ type Follower struct {
 	Cache                   *localsearch.Cache
 	CacheBytes, MemoryBytes int64
 	// ReadWholeBelow is the size under which a segment is read whole
-	// (DefaultReadWholeBelow when 0; every segment of format 3 is opened by
+	// (DefaultReadWholeBelow when 0; every segment of format 3 on is opened by
 	// range when negative).
 	ReadWholeBelow int64
 	// NoPrefetch turns the prefetch off: the cold parts are read only as
