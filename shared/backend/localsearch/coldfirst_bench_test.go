@@ -38,8 +38,10 @@ const coldBenchLayout = 2
 // first byte of 20 ms, 75 MB/s a connection, 150 MB/s in all). Reported:
 // the hot parts' bytes per document (hot-B/doc), and of the first search
 // ("reset password") and of the mean of all: its bytes read (cold-KB),
-// ranged reads, rounds of reads, and time (wait-ms); the log cuts the
-// bytes by section, and the hot part by section.
+// ranged reads, rounds of reads, time (first-ms, cold-ms) and of it the
+// time some read was in progress (first-s3-ms, cold-s3-ms); the log cuts the
+// bytes by section, and the hot part by section; open-ms is the time
+// OpenSegment takes for every segment, one after the other.
 func BenchmarkColdFirstQuery(b *testing.B) {
 	n := 10_000
 	if s := os.Getenv("DOCLIB_COLD_SIZE"); s != "" {
@@ -73,11 +75,21 @@ func BenchmarkColdFirstQuery(b *testing.B) {
 		lines = append(lines, fmt.Sprintf("%-45s %8.1f B/doc", name, float64(hotBy[name])/float64(n)))
 	}
 	b.Logf("%d documents in %d segments; hot parts %.1f MB, %.1f B/doc:\n%s", n, len(files), float64(hot)/1e6, float64(hot)/float64(n), strings.Join(lines, "\n"))
+	// Opening the segments from their hot parts, one after the other.
+	var opening time.Duration
+	for _, f := range files {
+		hot := coldBenchHot(f)
+		start := time.Now()
+		if _, _, err := localsearch.OpenSegment(hot, int64(len(f)), e, &modelledSource{data: f, link: &s3Link{}}, localsearch.NewCache(0)); err != nil {
+			b.Fatal(err)
+		}
+		opening += time.Since(start)
+	}
 
 	rules := search.DefaultRules(e.ID())
 	type result struct {
 		bytes, reads, rounds int64
-		wait                 time.Duration
+		wait, s3             time.Duration
 		by                   map[string]int64
 	}
 	run := func(text string, prefetch bool) result {
@@ -87,14 +99,8 @@ func BenchmarkColdFirstQuery(b *testing.B) {
 		var srcs []*modelledSource
 		var xs []*localsearch.Index
 		for _, f := range files {
-			var hotBytes int64
-			for _, s := range localsearch.SegmentSections(f) {
-				if !strings.HasPrefix(s.Name, "cold:") {
-					hotBytes = s.To
-				}
-			}
 			src := &modelledSource{data: f, link: link}
-			x, del, err := localsearch.OpenSegment(slices.Clone(f[:hotBytes]), int64(len(f)), e, src, cache)
+			x, del, err := localsearch.OpenSegment(coldBenchHot(f), int64(len(f)), e, src, cache)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -126,9 +132,12 @@ func BenchmarkColdFirstQuery(b *testing.B) {
 		wg.Wait()
 		after := cache.Stats()
 		r := result{rounds: after.Rounds - before.Rounds, wait: took, by: map[string]int64{}}
+		var all [][4]int64
 		for i, s := range srcs {
 			secs := localsearch.SegmentSections(files[i])
-			for _, rd := range s.taken(start.Add(took)) {
+			rs := s.taken(start.Add(took))
+			all = append(all, rs...)
+			for _, rd := range rs {
 				r.bytes += rd[1]
 				r.reads++
 				for _, sec := range secs {
@@ -138,6 +147,7 @@ func BenchmarkColdFirstQuery(b *testing.B) {
 				}
 			}
 		}
+		r.s3 = waited(all)
 		return r
 	}
 	report := func(label string, rs []result) {
@@ -148,6 +158,7 @@ func BenchmarkColdFirstQuery(b *testing.B) {
 			sum.reads += r.reads
 			sum.rounds += r.rounds
 			sum.wait += r.wait
+			sum.s3 += r.s3
 			for k, v := range r.by {
 				sum.by[k] += v
 			}
@@ -158,8 +169,8 @@ func BenchmarkColdFirstQuery(b *testing.B) {
 			by = append(by, fmt.Sprintf("%s %.0f KB", name, float64(v)/k/1e3))
 		}
 		sort.Strings(by)
-		b.Logf("%s: %.0f KB in %.1f reads, %.1f rounds, %.0f ms (%s)", label, float64(sum.bytes)/k/1e3, float64(sum.reads)/k,
-			float64(sum.rounds)/k, float64(sum.wait)/k/1e6, strings.Join(by, ", "))
+		b.Logf("%s: %.0f KB in %.1f reads, %.1f rounds, %.0f ms, of which S3 %.0f (%s)", label, float64(sum.bytes)/k/1e3, float64(sum.reads)/k,
+			float64(sum.rounds)/k, float64(sum.wait)/k/1e6, float64(sum.s3)/k/1e6, strings.Join(by, ", "))
 	}
 	var first, all, pre []result
 	for b.Loop() {
@@ -184,14 +195,30 @@ func BenchmarkColdFirstQuery(b *testing.B) {
 		return s / float64(len(rs))
 	}
 	b.ReportMetric(float64(hot)/float64(n), "hot-B/doc")
+	b.ReportMetric(float64(opening)/1e6, "open-ms")
 	b.ReportMetric(mean(first, func(r result) float64 { return float64(r.bytes) / 1e3 }), "first-KB")
 	b.ReportMetric(mean(first, func(r result) float64 { return float64(r.rounds) }), "first-rounds")
 	b.ReportMetric(mean(first, func(r result) float64 { return float64(r.wait) / 1e6 }), "first-ms")
+	b.ReportMetric(mean(first, func(r result) float64 { return float64(r.s3) / 1e6 }), "first-s3-ms")
 	b.ReportMetric(mean(pre, func(r result) float64 { return float64(r.wait) / 1e6 }), "first-prefetching-ms")
 	b.ReportMetric(mean(all, func(r result) float64 { return float64(r.bytes) / 1e3 }), "cold-KB")
 	b.ReportMetric(mean(all, func(r result) float64 { return float64(r.reads) }), "cold-reads")
 	b.ReportMetric(mean(all, func(r result) float64 { return float64(r.rounds) }), "cold-rounds")
 	b.ReportMetric(mean(all, func(r result) float64 { return float64(r.wait) / 1e6 }), "cold-ms")
+	b.ReportMetric(mean(all, func(r result) float64 { return float64(r.s3) / 1e6 }), "cold-s3-ms")
+}
+
+// coldBenchHot is a copy of the hot part of f, a segment file.
+func coldBenchHot(f []byte) []byte {
+	var n int64
+	for _, s := range localsearch.SegmentSections(f) {
+		if !strings.HasPrefix(s.Name, "cold:") {
+			n = s.To
+		}
+	}
+	b := localsearch.HotBuffer(n)
+	copy(b, f[:n])
+	return b
 }
 
 // coldBenchSegments writes (or reads back, from an earlier run) the
@@ -291,14 +318,11 @@ type modelledSource struct {
 	data  []byte
 	link  *s3Link
 	mu    sync.Mutex
-	reads [][3]int64 // offset, bytes, start (Unix nanoseconds)
+	reads [][4]int64 // offset, bytes, start and end (Unix nanoseconds)
 }
 
 func (s *modelledSource) ReadRange(ctx context.Context, off, n int64) (io.ReadCloser, error) {
 	start := time.Now()
-	s.mu.Lock()
-	s.reads = append(s.reads, [3]int64{off, n, start.UnixNano()})
-	s.mu.Unlock()
 	s.link.mu.Lock()
 	from := start.Add(s3FirstByte)
 	if s.link.free.After(from) {
@@ -310,6 +334,9 @@ func (s *modelledSource) ReadRange(ctx context.Context, off, n int64) (io.ReadCl
 		done = s.link.free
 	}
 	s.link.mu.Unlock()
+	s.mu.Lock()
+	s.reads = append(s.reads, [4]int64{off, n, start.UnixNano(), done.UnixNano()})
+	s.mu.Unlock()
 	select {
 	case <-time.After(time.Until(done)):
 	case <-ctx.Done():
@@ -325,15 +352,30 @@ func (s *modelledSource) reset() {
 	s.mu.Unlock()
 }
 
-// taken are the reads begun before t: offset and bytes.
-func (s *modelledSource) taken(t time.Time) [][2]int64 {
+// taken are the reads begun before t: offset, bytes, start and end.
+func (s *modelledSource) taken(t time.Time) [][4]int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out [][2]int64
+	var out [][4]int64
 	for _, r := range s.reads {
 		if r[2] < t.UnixNano() {
-			out = append(out, [2]int64{r[0], r[1]})
+			out = append(out, r)
 		}
 	}
 	return out
+}
+
+// waited is how long some read of rs was in progress: the union of their
+// times.
+func waited(rs [][4]int64) time.Duration {
+	slices.SortFunc(rs, func(a, b [4]int64) int { return int(a[2] - b[2]) })
+	var total, end int64
+	for _, r := range rs {
+		if r[3] <= end {
+			continue
+		}
+		total += r[3] - max(r[2], end)
+		end = r[3]
+	}
+	return time.Duration(total)
 }
