@@ -84,13 +84,16 @@ type coldPart struct {
 	flights map[uint32]*flight // blocks being read
 }
 
-// flight is a read of blocks in progress, which other queries wait for.
-// Its reader may give up for its own reasons (the prefetch stopped for a
-// newer index, a query's request ended): abandoned then, and a query that
-// waited for it reads the blocks itself rather than fail with that.
+// flight is a read of blocks in progress, which other queries wait for,
+// unless it is the prefetch's: a query reads those blocks itself rather
+// than wait behind the prefetch. Its reader may give up for its own
+// reasons (a query's request ended, the prefetch stopped): abandoned then,
+// and a query that waited for it reads the blocks itself rather than fail
+// with that.
 type flight struct {
 	done      chan struct{}
 	err       error
+	prefetch  bool
 	abandoned bool // the reader's context ended
 }
 
@@ -325,7 +328,7 @@ func fetch(ctx context.Context, needs map[*coldPart][]uint32, parallel int, pref
 			if b := c.blocks[k].Load(); b != nil {
 				c.used[k].Store(true)
 				give(c, k, b)
-			} else if f := c.flights[k]; f != nil {
+			} else if f := c.flights[k]; f != nil && (prefetch || !f.prefetch) {
 				waits = append(waits, wait{c, k, f})
 			} else {
 				mine = append(mine, k)
@@ -333,10 +336,10 @@ func fetch(ctx context.Context, needs map[*coldPart][]uint32, parallel int, pref
 		}
 		rs := c.plan(mine)
 		for i := range rs {
-			rs[i].f = &flight{done: make(chan struct{})}
+			rs[i].f = &flight{done: make(chan struct{}), prefetch: prefetch}
 			for k := rs[i].first; k <= rs[i].last; k++ {
-				if c.flights[k] == nil && c.blocks[k].Load() == nil {
-					c.flights[k] = rs[i].f
+				if f := c.flights[k]; (f == nil || f.prefetch && !prefetch) && c.blocks[k].Load() == nil {
+					c.flights[k] = rs[i].f // a query's, in place of the prefetch's
 				}
 			}
 		}
@@ -599,11 +602,14 @@ func (c *Cache) waitIdle(ctx context.Context) error {
 const prefetchRun = 1 << 20
 
 // Prefetch reads the cold parts of segs that the cache does not hold, in
-// the background of the queries: it reads only while no query runs (a
-// read it has begun is let finish: at most prefetchRead reads of
-// prefetchRun bytes), and stops when the cache is full, when ctx ends or
-// when a read fails (queries then read what they need). It returns when
-// it is done.
+// the background of the queries: it reads only while no query runs, and
+// stops when the cache is full, when ctx ends or when a read fails
+// (queries then read what they need). It returns when it is done. A read
+// it has begun is let finish (at most prefetchRead reads of prefetchRun
+// bytes), but no query waits for it: a query that needs a block the
+// prefetch is reading reads it too, so a query shares the bandwidth with
+// at most those reads (2 MiB: 14 ms at 150 MB/s) and never waits behind
+// one.
 func (c *Cache) Prefetch(ctx context.Context, segs []*Index) error {
 	for _, x := range segs {
 		p := x.cold

@@ -109,14 +109,7 @@ func lazySegments(t testing.TB, h history, e search.Embedder, block int, cache *
 // embedded by the offline embedder, with the generator seeded by seed.
 func demoHistory(t testing.TB, n int, seed uint64, batches int) (*doclib.DataSet, search.Embedder, history, *rand.Rand) {
 	t.Helper()
-	d, err := dataset.Validate(demo.Generate(demo.Options{Documents: n}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := offline.NewHashing(0, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, h := hashedData(t, n)
 	e := &memoEmbedder{Embedder: h, m: map[string][]float32{}}
 	rng := rand.New(rand.NewPCG(5, seed))
 	return d, e, newHistory(rng, indexDocs(t, d, e), batches), rng
@@ -305,18 +298,7 @@ func TestColdQueryReadsWhatItTouches(t *testing.T) {
 func coldFixture(t *testing.T) (*localsearch.Index, search.Embedder, []string, *search.Response) {
 	t.Helper()
 	ctx := context.Background()
-	d, err := dataset.Validate(demo.Generate(demo.Options{Documents: 400}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := offline.NewHashing(0, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	x, err := localsearch.FromDocs(ctx, indexDocs(t, d, h), h, localsearch.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, h, x := hashedDemo(t, 400)
 	var libs []string
 	for _, l := range d.Libraries {
 		libs = append(libs, l.ID)
@@ -445,4 +427,74 @@ func TestColdQueryOutlivesAnAbandonedRead(t *testing.T) {
 	if n := o.src.reads.Load(); n < 2 {
 		t.Errorf("%d reads: the query did not read what the prefetch gave up", n)
 	}
+}
+
+// TestQueriesDoNotWaitForThePrefetch: a query that needs blocks the
+// prefetch is reading (its reads stalled) reads them itself, and answers
+// as ever without waiting for the prefetch's reads.
+func TestQueriesDoNotWaitForThePrefetch(t *testing.T) {
+	ctx := context.Background()
+	d, h, x := hashedDemo(t, 400)
+	rules := search.DefaultRules(h.ID())
+	req := search.Request{Text: "reset password", Libraries: libraries(d), Limit: 10}
+	want, err := (&search.Searcher{Backend: search.Local{Retriever: x}, Embedder: search.Cached(h, 0), Rules: rules}).Search(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A block size of the whole cold part: the prefetch's first read
+	// holds every block.
+	cache := localsearch.NewCache(0)
+	o := openSegment(t, x, nil, 64<<20, cache)
+	stalled, release := make(chan struct{}), make(chan struct{})
+	var first atomic.Bool
+	o.src.set(func(int64, int64) error {
+		if first.CompareAndSwap(false, true) { // the prefetch's
+			close(stalled)
+			<-release
+		}
+		return nil
+	}, nil)
+	pctx, stop := context.WithCancel(ctx)
+	prefetched := make(chan error, 1)
+	go func() { prefetched <- cache.Prefetch(pctx, []*localsearch.Index{o.x}) }()
+	<-stalled
+	searcher := &search.Searcher{Backend: search.Local{Retriever: o.x}, Embedder: search.Cached(h, 0), Rules: rules}
+	short, cancel := context.WithTimeout(ctx, 10*time.Second)
+	got, err := searcher.Search(short, req)
+	cancel()
+	close(release)
+	stop()
+	<-prefetched
+	if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("with the prefetch's read stalled: %+v %v; want %+v", got, err, want)
+	}
+	if n := o.src.reads.Load(); n < 2 {
+		t.Errorf("%d reads: the query read nothing of its own", n)
+	}
+}
+
+// hashedDemo is the index of n demo documents, embedded by the offline
+// hashing embedder.
+func hashedDemo(t *testing.T, n int) (*doclib.DataSet, search.Embedder, *localsearch.Index) {
+	t.Helper()
+	d, h := hashedData(t, n)
+	x, err := localsearch.FromDocs(context.Background(), indexDocs(t, d, h), h, localsearch.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, h, x
+}
+
+// hashedData is n demo documents and the offline hashing embedder.
+func hashedData(t testing.TB, n int) (*doclib.DataSet, search.Embedder) {
+	t.Helper()
+	d, err := dataset.Validate(demo.Generate(demo.Options{Documents: n}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := offline.NewHashing(0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, h
 }

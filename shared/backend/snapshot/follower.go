@@ -89,6 +89,8 @@ type Follower struct {
 	pmu          sync.Mutex
 	stopPrefetch context.CancelFunc
 	prefetched   chan struct{}
+	answered     chan struct{} // closed by the first search answered
+	answerOnce   sync.Once
 }
 
 // DefaultReadWholeBelow: segments under 4 MiB are read whole, in the one
@@ -211,6 +213,7 @@ func (f *Follower) search(ctx context.Context, do func(search.Backend) error) er
 		return err
 	}
 	err = do(b)
+	f.answerOnce.Do(func() { close(f.answeredChan()) })
 	if !errors.Is(err, localsearch.ErrSegmentGone) {
 		return err
 	}
@@ -233,16 +236,32 @@ func (f *Follower) search(ctx context.Context, do func(search.Backend) error) er
 
 // Prefetched is closed when the prefetch of the index in service has read
 // every cold part, or stopped (the cache full, a read failed, a newer
-// index in service); nil when none was started.
+// index in service); nil when none was started. It starts after the first
+// search answered.
 func (f *Follower) Prefetched() <-chan struct{} {
 	f.pmu.Lock()
 	defer f.pmu.Unlock()
 	return f.prefetched
 }
 
+// answeredChan is closed once the follower has answered a search.
+func (f *Follower) answeredChan() chan struct{} {
+	f.pmu.Lock()
+	defer f.pmu.Unlock()
+	if f.answered == nil {
+		f.answered = make(chan struct{})
+	}
+	return f.answered
+}
+
 // prefetch reads, in the background, the cold parts of xs that the cache
 // does not hold, in place of the prefetch of the index no longer in
-// service.
+// service. It begins once the follower has answered its first search: at
+// a cold start, the first search's reads (what the user waits for) have
+// the bandwidth to themselves. In Lambda, an instance is frozen between
+// requests, so the prefetch reads only while a request runs and no query
+// does (while the next request embeds its query, say): a warm instance
+// fills its cache over its first requests, not while it idles.
 func (f *Follower) prefetch(xs []*localsearch.Index) {
 	f.pmu.Lock()
 	defer f.pmu.Unlock()
@@ -256,8 +275,17 @@ func (f *Follower) prefetch(xs []*localsearch.Index) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	f.stopPrefetch, f.prefetched = cancel, done
+	if f.answered == nil {
+		f.answered = make(chan struct{})
+	}
+	answered := f.answered
 	go func() {
 		defer close(done)
+		select {
+		case <-answered:
+		case <-ctx.Done():
+			return
+		}
 		start := time.Now()
 		if err := f.Cache.Prefetch(ctx, xs); err != nil && ctx.Err() == nil {
 			f.logger().Warn("snapshot: the prefetch stopped; queries read what they need", "error", err)

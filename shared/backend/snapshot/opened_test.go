@@ -139,10 +139,11 @@ func wholeAnswers(t *testing.T, m Blobs, e search.Embedder, libs []string) []str
 }
 
 // TestFollowerOpensSegmentsByRange: a follower opens segments of format 3
-// by range, reading their hot parts at load (one ranged GET each) and
+// on by range, reading their hot parts at load (one ranged GET each) and
 // nothing more until a query; it answers as a follower that reads them
-// whole, before and after its prefetch has read every cold part; once the
-// prefetch is done, queries read nothing.
+// whole, before and after its prefetch (which begins after the first
+// answer) has read every cold part; once the prefetch is done, queries
+// read nothing.
 func TestFollowerOpensSegmentsByRange(t *testing.T) {
 	ctx := context.Background()
 	m := NewMemory()
@@ -170,10 +171,18 @@ func TestFollowerOpensSegmentsByRange(t *testing.T) {
 		t.Fatal("the queries read no cold part")
 	}
 
-	// With the prefetch: every cold part read, then no read.
+	// With the prefetch: nothing read before the first answer, then every
+	// cold part read, then no read.
 	f = &Follower{Blobs: fb, Embedder: e, Logger: quiet, ReadWholeBelow: -1}
 	if err := f.Load(ctx); err != nil {
 		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if st := f.Cache.Stats(); st.Reads != 0 {
+		t.Fatalf("before any search, the prefetch read %d ranges", st.Reads)
+	}
+	if got, err = answers(t, f, e, libs); err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("with the prefetch, the follower answers\n%v (%v)\nread whole\n%v", got, err, want)
 	}
 	<-f.Prefetched()
 	before := fb.ranged.Load()
@@ -326,7 +335,10 @@ func TestFollowerCacheBudget(t *testing.T) {
 	if err := f.Load(ctx); err != nil {
 		t.Fatal(err)
 	}
-	<-f.Prefetched()
+	if got, err := answers(t, f, e, libs); err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("within a budget: %v", err)
+	}
+	<-f.Prefetched() // begun after the first answer
 	if held := f.Cache.Stats().Held; held > budget || held < budget/2 {
 		t.Errorf("the prefetch holds %d bytes within a budget of %d", held, budget)
 	}
