@@ -25,7 +25,7 @@ import (
 
 // coldBenchLayout names the segment files BenchmarkColdFirstQuery keeps
 // between runs: raise it when what WriteSegment writes changes.
-const coldBenchLayout = 2
+const coldBenchLayout = 3
 
 // BenchmarkColdFirstQuery measures the first search after idle over
 // segments opened by range, as the search function of the embedded tier

@@ -124,7 +124,7 @@ func clusterOrder(v *quantized, padded int) []uint32 {
 	return slot
 }
 
-// clusterSize is about how many vectors a cluster holds (4 blocks of 64
+// clusterSize is about how many vectors a cluster holds (16 blocks of 16
 // KiB of codes at 1,024 dimensions), up to maxClusters clusters (a
 // segment of 25,000 documents has 97; the time k-means takes grows with
 // their count: about 0.5 s for 25,000 documents at 1,024 dimensions on

@@ -106,8 +106,11 @@ const (
 
 // DefaultBlockSize is the size of the blocks a segment's cold part is cut
 // in, each checked by its own CRC and read, cached and dropped whole
-// (docs/performance.md, "Reading segments by range").
-const DefaultBlockSize = 64 << 10
+// (docs/search.md, "Read by range"): 16 KiB, so that a short list of
+// postings or a document's words costs a small read (64 KiB blocks read
+// 18.3 MB for the first search at 100,000 documents, 16 KiB ones 10.2 MB),
+// at 0.25 bytes of CRC in the hot part per KiB of cold part.
+const DefaultBlockSize = 16 << 10
 
 const (
 	segmentMagic   = "doclib-segment\n\x00"
