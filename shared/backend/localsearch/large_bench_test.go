@@ -33,20 +33,53 @@ import (
 // (heap-MB), and the percentiles of a whole search (candidates, rules,
 // facets and page: match-p50-ms, match-p99-ms), which the loop runs.
 func BenchmarkLargeIndex(b *testing.B) {
+	n, e := largeSize(b)
+	ctx := context.Background()
+	files, indexBytes, libs := writeLargeIndex(b, n, e)
+	runtime.GC()
+	before := heapMiB()
+	start := time.Now()
+	segs := readLargeIndex(b, files, e)
+	readTook := time.Since(start)
+	heap := heapMiB() - before
+
+	rules := search.DefaultRules(e.ID())
+	var took []time.Duration
+	i := 0
+	for b.Loop() {
+		q := &search.Query{Text: sizingTexts[i%len(sizingTexts)], Vector: largeVector(strconv.Itoa(i)),
+			Libraries: libs, Rules: &rules, Limit: 20}
+		i++
+		t := time.Now()
+		if _, err := (search.Local{Retriever: segs}).Match(ctx, q); err != nil {
+			b.Fatal(err)
+		}
+		took = append(took, time.Since(t))
+	}
+	b.ReportMetric(float64(indexBytes)/1e6, "index-MB")
+	b.ReportMetric(float64(readTook)/1e6, "read-ms")
+	b.ReportMetric(heap, "heap-MB")
+	b.ReportMetric(percentile(took, 0.5), "match-p50-ms")
+	b.ReportMetric(percentile(took, 0.99), "match-p99-ms")
+}
+
+// largeSize is the number of documents DOCLIB_LARGE_INDEX names (the
+// benchmark is skipped when it is unset), and the embedder of the queries.
+func largeSize(b *testing.B) (int, search.Embedder) {
 	n, _ := strconv.Atoi(os.Getenv("DOCLIB_LARGE_INDEX"))
 	if n <= 0 {
 		b.Skip("set DOCLIB_LARGE_INDEX to a number of documents")
 	}
-	ctx := context.Background()
 	e, err := offline.NewHashing(benchDims, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	files, indexBytes, libs := writeLargeIndex(b, n, e)
+	return n, e
+}
 
-	runtime.GC()
-	before := heapMiB()
-	start := time.Now()
+// readLargeIndex reads the segment files four at a time, as a search
+// instance reads them, and returns them as one index, oldest first.
+func readLargeIndex(b *testing.B, files []string, e search.Embedder) *localsearch.Segments {
 	read := make([]*localsearch.Index, len(files))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 4)
@@ -78,34 +111,79 @@ func BenchmarkLargeIndex(b *testing.B) {
 	}
 	segs := localsearch.NewSegments(e)
 	for _, x := range read {
+		var err error
 		if segs, err = segs.With(x, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
-	readTook := time.Since(start)
-	clear(read)
-	heap := heapMiB() - before
+	return segs
+}
 
-	rules := search.DefaultRules(e.ID())
-	var took []time.Duration
-	i := 0
-	for b.Loop() {
-		q := &search.Query{Text: sizingTexts[i%len(sizingTexts)], Vector: largeVector(strconv.Itoa(i)),
-			Libraries: libs, Rules: &rules, Limit: 20}
-		i++
-		t := time.Now()
-		if _, err := (search.Local{Retriever: segs}).Match(ctx, q); err != nil {
-			b.Fatal(err)
-		}
-		took = append(took, time.Since(t))
+// largeQueries are the segments of DOCLIB_LARGE_INDEX documents that
+// BenchmarkLargeQuery reads, once for all its runs (one per -cpu value).
+var largeQueries struct {
+	n    int
+	segs *localsearch.Segments
+	libs []string
+}
+
+// BenchmarkLargeQuery measures a warm query at the size DOCLIB_LARGE_INDEX
+// names (skipped when unset), over the segments BenchmarkLargeIndex writes
+// and reads (25,000 documents each): the engine's part alone (candidates:
+// Candidates, every candidate counted) and the whole search in process
+// (match). Each reports the percentiles of its loop (p50-ms, p99-ms). Run
+// with -cpu 1,2 to see what the cores give.
+func BenchmarkLargeQuery(b *testing.B) {
+	n, e := largeSize(b)
+	ctx := context.Background()
+	if largeQueries.n != n {
+		files, _, libs := writeLargeIndex(b, n, e)
+		largeQueries.n, largeQueries.segs, largeQueries.libs = n, readLargeIndex(b, files, e), libs
 	}
+	segs, libs := largeQueries.segs, largeQueries.libs
+	rules := search.DefaultRules(e.ID())
+	query := func(i int) *search.Query {
+		return &search.Query{Text: sizingTexts[i%len(sizingTexts)], Vector: largeVector(strconv.Itoa(i)),
+			Libraries: libs, Rules: &rules, Limit: 20}
+	}
+	for _, c := range []struct {
+		name string
+		run  func(q *search.Query) error
+	}{
+		{"candidates", func(q *search.Query) error {
+			return segs.Candidates(ctx, q, func(search.Candidate) {})
+		}},
+		{"match", func(q *search.Query) error {
+			_, err := (search.Local{Retriever: segs}).Match(ctx, q)
+			return err
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			queries := make([]*search.Query, len(sizingTexts)) // made outside the loop: vectors allocate
+			for i := range queries {
+				queries[i] = query(i)
+			}
+			var took []time.Duration
+			i := 0
+			for b.Loop() {
+				q := queries[i%len(queries)]
+				i++
+				t := time.Now()
+				if err := c.run(q); err != nil {
+					b.Fatal(err)
+				}
+				took = append(took, time.Since(t))
+			}
+			b.ReportMetric(percentile(took, 0.5), "p50-ms")
+			b.ReportMetric(percentile(took, 0.99), "p99-ms")
+		})
+	}
+}
+
+// percentile is the p-th percentile of took, in milliseconds; took is sorted.
+func percentile(took []time.Duration, p float64) float64 {
 	slices.Sort(took)
-	pct := func(p float64) float64 { return float64(took[min(len(took)-1, int(p*float64(len(took))))]) / 1e6 }
-	b.ReportMetric(float64(indexBytes)/1e6, "index-MB")
-	b.ReportMetric(float64(readTook)/1e6, "read-ms")
-	b.ReportMetric(heap, "heap-MB")
-	b.ReportMetric(pct(0.5), "match-p50-ms")
-	b.ReportMetric(pct(0.99), "match-p99-ms")
+	return float64(took[min(len(took)-1, int(p*float64(len(took))))]) / 1e6
 }
 
 // largeVector is a random unit vector that is a function of id: a recording
