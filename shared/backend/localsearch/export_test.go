@@ -154,3 +154,11 @@ func SetClusterSize(n int) func() {
 	clusterSize = n
 	return func() { clusterSize = old }
 }
+
+// SetParallelFrom sets the work above which a query's steps run on every
+// core, and returns what restores it. Not for tests that run in parallel.
+func SetParallelFrom(n int) (restore func()) {
+	old := parallelFrom
+	parallelFrom = n
+	return func() { parallelFrom = old }
+}

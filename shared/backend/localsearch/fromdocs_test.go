@@ -182,14 +182,10 @@ func TestFromDocsAnswersAsBuild(t *testing.T) {
 	sb, sf := searcher(built, rules), searcher(from, rules)
 	compared, nonEmpty := 0, 0
 	for i, text := range texts {
-		vs, err := e.Embed(ctx, []string{text})
-		if err != nil {
-			t.Fatal(err)
-		}
-		search.Normalize(vs[0])
+		vec := queryVector(t, e, text)
 		for j, libs := range subsets {
 			for _, noRec := range []bool{false, true} {
-				q := &search.Query{Text: text, Vector: vs[0], Libraries: libs, Rules: &rules, NoRecordings: noRec, Limit: 20}
+				q := &search.Query{Text: text, Vector: vec, Libraries: libs, Rules: &rules, NoRecordings: noRec, Limit: 20}
 				cb, cf := candidates(t, built, q), candidates(t, from, q)
 				if !reflect.DeepEqual(cb, cf) {
 					t.Fatalf("%q in %v (no recordings %v): Build's index gives %d candidates, FromDocs's %d, or other evidence", text, libs, noRec, len(cb), len(cf))

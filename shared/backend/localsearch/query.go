@@ -6,11 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/doclib/doclib/shared/search"
@@ -160,10 +158,7 @@ func candidates(ctx context.Context, segs []*segment, dims int, q *search.Query,
 	v.planWords(terms, q.Rules)
 	v.cosines(pr, float32(q.Rules.SemanticThreshold))
 	if !q.NoRecordings {
-		limit := float32(q.Rules.RecordingsThreshold)
-		for i := range v.parts {
-			v.parts[i].recordings(pr, limit)
-		}
+		v.recordings(pr, float32(q.Rules.RecordingsThreshold))
 	}
 	v.needLater()
 	if f := q.Rules.Feedback; f.Docs > 0 && f.Terms > 0 && f.QueryWeight < 1 {
@@ -608,75 +603,25 @@ func (p *part) df(term string) int {
 	return n
 }
 
-// parallelFrom is the number of visible documents above which cosines are
-// computed on every core.
-const parallelFrom = 8192
-
 // cosines writes the cosine of the probe with every visible document of each
 // part into its scratch: exactly (int8) for those that could reach the
 // threshold limit, estimated for the others (probe.screened). Of a part
 // opened by range, the documents whose codes it does not hold yet are
-// listed (laterDocs), their estimate kept until finishCosines.
+// listed (laterDocs), their estimate kept until finishCosines. Above
+// parallelFrom visible documents, pieces of them are screened on every
+// core.
 func (v *view) cosines(pr *probe, limit float32) {
-	type task struct {
-		p  *part
-		sp span
-	}
-	var tasks []task
-	total := 0
-	for i := range v.parts {
-		for _, sp := range v.parts[i].spans {
-			tasks = append(tasks, task{&v.parts[i], sp})
-			total += int(sp.end - sp.start)
-		}
-	}
-	workers := 1
-	if total >= parallelFrom {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	if workers == 1 {
-		for _, t := range tasks {
-			t.p.s.laterDocs = t.p.cosRange(pr, limit, t.sp.start, t.sp.end, t.p.s.laterDocs)
-		}
-		return
-	}
-	// Cut the visible ordinals into workers equal shares.
-	var wg sync.WaitGroup
-	share := (total + workers - 1) / workers
-	var parts [][]task
-	cur, left := []task{}, share
-	for _, t := range tasks {
-		sp := t.sp
-		for sp.start < sp.end {
-			take := min(uint32(left), sp.end-sp.start)
-			cur = append(cur, task{t.p, span{sp.start, sp.start + take}})
-			sp.start += take
-			left -= int(take)
-			if left == 0 {
-				parts = append(parts, cur)
-				cur, left = []task{}, share
-			}
-		}
-	}
-	if len(cur) > 0 {
-		parts = append(parts, cur)
-	}
-	later := make([][][]uint32, len(parts)) // per worker, per task
-	for i, part := range parts {
-		later[i] = make([][]uint32, len(part))
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j, t := range part {
-				later[i][j] = t.p.cosRange(pr, limit, t.sp.start, t.sp.end, nil)
-			}
-		}()
-	}
-	wg.Wait()
-	for i, part := range parts {
-		for j, t := range part {
-			t.p.s.laterDocs = append(t.p.s.laterDocs, later[i][j]...)
-		}
+	lists, owners, total := v.visible()
+	workers := workersFor(total)
+	pieces := cut(lists, pieceSize(total, workers))
+	later := make([][]uint32, len(pieces))
+	each(len(pieces), workers, func(i int) {
+		pc := pieces[i]
+		later[i] = owners[pc.list].cosRange(pr, limit, pc.start, pc.end, nil)
+	})
+	for i, pc := range pieces { // in order: as one goroutine lists them
+		s := owners[pc.list].s
+		s.laterDocs = append(s.laterDocs, later[i]...)
 	}
 }
 
@@ -720,11 +665,36 @@ func (p *part) cosRange(pr *probe, limit float32, start, end uint32, later []uin
 }
 
 // recordings computes the cosine of the probe with every readable recording
-// behind a visible document of the part, each once (exactly if it could reach
-// the threshold limit): the distinct recordings are listed first, then scored
-// on every core when there are many. Of a part opened by range, those whose
-// codes it does not hold are listed (laterRecs) for finishCosines.
-func (p *part) recordings(pr *probe, limit float32) {
+// behind a visible document of each part, each once (exactly if it could
+// reach the threshold limit): the distinct recordings of each part are
+// listed first, then scored, on every core when there are many. Of a part
+// opened by range, those whose codes it does not hold are listed
+// (laterRecs) for finishCosines.
+func (v *view) recordings(pr *probe, limit float32) {
+	lists := make([]span, len(v.parts))
+	total := 0
+	for i := range v.parts {
+		n := v.parts[i].listRecordings()
+		lists[i] = span{0, uint32(n)}
+		total += n
+	}
+	workers := workersFor(total)
+	pieces := cut(lists, pieceSize(total, workers))
+	later := make([][]uint32, len(pieces))
+	each(len(pieces), workers, func(i int) {
+		pc := pieces[i]
+		p := &v.parts[pc.list]
+		later[i] = p.scoreRecordings(pr, limit, p.s.recTodo[pc.start:pc.end])
+	})
+	for i, pc := range pieces { // in order: as one goroutine lists them
+		s := v.parts[pc.list].s
+		s.laterRecs = append(s.laterRecs, later[i]...)
+	}
+}
+
+// listRecordings lists the distinct readable recordings behind the part's
+// visible documents (recTodo), and returns how many.
+func (p *part) listRecordings() int {
 	x, s := p.x, p.s
 	todo := s.recTodo[:0]
 	for _, sp := range p.spans {
@@ -736,52 +706,33 @@ func (p *part) recordings(pr *probe, limit float32) {
 		}
 	}
 	s.recTodo = todo
-	score := func(rs []uint32, later []uint32) []uint32 {
-		if x.cold == nil {
-			for _, r := range rs {
-				s.rec[r], _ = pr.screened(&x.recQ, int(r), limit)
-			}
-			return later
-		}
-		held := func(k uint32) *block { return s.blocks[k] }
+	return len(todo)
+}
+
+// scoreRecordings scores recordings rs of the part, and returns those whose
+// codes it does not hold.
+func (p *part) scoreRecordings(pr *probe, limit float32, rs []uint32) (later []uint32) {
+	x, s := p.x, p.s
+	if x.cold == nil {
 		for _, r := range rs {
-			est, pass := pr.passes(&x.recQ, int(r), limit)
-			s.rec[r] = est
-			if !pass {
-				continue
-			}
-			if code, ok := x.recCode(held, r); ok {
-				s.rec[r] = pr.cosine(&x.recQ, code, int(r))
-			} else {
-				later = append(later, r)
-			}
+			s.rec[r], _ = pr.screened(&x.recQ, int(r), limit)
 		}
-		return later
+		return nil
 	}
-	workers := 1
-	if len(todo) >= parallelFrom {
-		workers = runtime.GOMAXPROCS(0)
+	held := func(k uint32) *block { return s.blocks[k] }
+	for _, r := range rs {
+		est, pass := pr.passes(&x.recQ, int(r), limit)
+		s.rec[r] = est
+		if !pass {
+			continue
+		}
+		if code, ok := x.recCode(held, r); ok {
+			s.rec[r] = pr.cosine(&x.recQ, code, int(r))
+		} else {
+			later = append(later, r)
+		}
 	}
-	if workers == 1 {
-		s.laterRecs = score(todo, s.laterRecs)
-		return
-	}
-	var wg sync.WaitGroup
-	share := (len(todo) + workers - 1) / workers
-	var later [][]uint32
-	for start := 0; start < len(todo); start += share {
-		later = append(later, nil)
-		i := len(later) - 1
-		wg.Add(1)
-		go func(rs []uint32) {
-			defer wg.Done()
-			later[i] = score(rs, nil)
-		}(todo[start:min(start+share, len(todo))])
-	}
-	wg.Wait()
-	for _, l := range later {
-		s.laterRecs = append(s.laterRecs, l...)
-	}
+	return later
 }
 
 // bestRecording is the best cosine of the readable recordings behind document i.

@@ -185,14 +185,10 @@ func compareRetrievers(t *testing.T, d *doclib.DataSet, e search.Embedder, a, b 
 	sb := &search.Searcher{Backend: search.Local{Retriever: b}, Embedder: search.Cached(e, 0), Rules: rules}
 	compared, nonEmpty := 0, 0
 	for i, text := range texts {
-		vs, err := e.Embed(ctx, []string{text})
-		if err != nil {
-			t.Fatal(err)
-		}
-		search.Normalize(vs[0])
+		vec := queryVector(t, e, text)
 		for j, libs := range subsets {
 			noRec := (i+j)%3 == 0
-			q := &search.Query{Text: text, Vector: vs[0], Libraries: libs, Rules: &rules, NoRecordings: noRec, Limit: 20}
+			q := &search.Query{Text: text, Vector: vec, Libraries: libs, Rules: &rules, NoRecordings: noRec, Limit: 20}
 			ca, cb := sortedCandidates(t, a, q), sortedCandidates(t, b, q)
 			if !reflect.DeepEqual(ca, cb) {
 				for k := range min(len(ca), len(cb)) {
