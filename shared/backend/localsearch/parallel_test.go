@@ -88,7 +88,8 @@ func TestEveryCoreRanksAsOne(t *testing.T) {
 		t.Helper()
 		for i := range want.candidates {
 			if i >= len(got.candidates) || !reflect.DeepEqual(want.candidates[i], got.candidates[i]) {
-				t.Fatalf("%+v: other candidates, or in another order, or other evidence, on every core", queries[i])
+				t.Fatalf("%q in %v (no recordings %v): other candidates, or in another order, or other evidence, on every core",
+					queries[i].Text, queries[i].Libraries, queries[i].NoRecordings)
 			}
 		}
 		if !reflect.DeepEqual(want.responses, got.responses) {

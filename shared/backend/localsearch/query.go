@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/doclib/doclib/shared/search"
@@ -176,38 +177,98 @@ func candidates(ctx context.Context, segs []*segment, dims int, q *search.Query,
 		return err
 	}
 
-	nTerms := uint16(len(terms))
-	for _, p := range v.parts {
-		s, later := p.s, &laterCosine{pr: pr, x: p.x}
-		for _, sp := range p.spans {
+	v.evidence(q, w, pr, uint16(len(terms)), add)
+	return nil
+}
+
+// evidence hands add, in the order of the parts and their ordinals, every
+// visible, live document the rules match, with its evidence. Above
+// parallelFrom visible documents, pieces of them are weighed on every core
+// while add takes the pieces done, in order.
+func (v *view) evidence(q *search.Query, w *wordResult, pr *probe, nTerms uint16, add func(search.Candidate)) {
+	lists, owners, total := v.visible()
+	later := make(map[*part]*laterCosine, len(v.parts))
+	for i := range v.parts {
+		later[&v.parts[i]] = &laterCosine{pr: pr, x: v.parts[i].x}
+	}
+	workers := workersFor(total)
+	if workers == 1 {
+		for k, sp := range lists {
+			p := owners[k]
 			for i := sp.start; i < sp.end; i++ {
-				if p.isDead(i) {
-					continue
-				}
-				var e search.Evidence
-				e.Semantic = float64(s.cos[i])
-				if s.wStamp[i] == s.gen {
-					e.Share = float64(s.wShare[i]) / w.weight
-					e.LexicalHit = nTerms > 0 && s.wExact[i] == nTerms
-					e.FuzzyHit = !e.LexicalHit && e.Share >= q.Rules.FuzzyShare-1e-9
-					if e.LexicalHit || e.FuzzyHit {
-						e.Word = w.strength(s, i)
-					}
-				}
-				if !q.NoRecordings {
-					e.Recordings = float64(p.bestRecording(i))
-				}
-				if q.Rules.Matches(e) {
-					c := search.Candidate{Doc: &p.x.docs[i], Evidence: e}
-					if s.exact[i] != s.gen { // matched on other evidence: its cosine, if reported
-						c.Later, c.Ref = later, i
-					}
+				if c, ok := p.candidate(i, q, w, nTerms, later[p]); ok {
 					add(c)
 				}
 			}
 		}
+		return
 	}
-	return nil
+	pieces := cut(lists, pieceSize(total, workers))
+	found := make([]*[]search.Candidate, len(pieces))
+	done := make([]chan struct{}, len(pieces))
+	for i := range done {
+		done[i] = make(chan struct{})
+	}
+	all := make(chan struct{})
+	go func() {
+		defer close(all)
+		each(len(pieces), workers, func(i int) {
+			defer close(done[i])
+			pc := pieces[i]
+			p := owners[pc.list]
+			buf := candidateBufs.Get().(*[]search.Candidate)
+			for d := pc.start; d < pc.end; d++ {
+				if c, ok := p.candidate(d, q, w, nTerms, later[p]); ok {
+					*buf = append(*buf, c)
+				}
+			}
+			found[i] = buf
+		})
+	}()
+	defer func() { <-all }() // should add panic, the scratch is not released under the workers
+	for i := range pieces {
+		<-done[i]
+		buf := found[i]
+		for _, c := range *buf {
+			add(c)
+		}
+		clear(*buf) // holds nothing of the query once back in the pool
+		*buf = (*buf)[:0]
+		candidateBufs.Put(buf)
+	}
+}
+
+// candidateBufs are the buffers of the candidates of a piece of a view.
+var candidateBufs = sync.Pool{New: func() any { return new([]search.Candidate) }}
+
+// candidate is document i of the part as a candidate, and whether it is
+// one: visible, live, and matched by the rules.
+func (p *part) candidate(i uint32, q *search.Query, w *wordResult, nTerms uint16, later *laterCosine) (search.Candidate, bool) {
+	if p.isDead(i) {
+		return search.Candidate{}, false
+	}
+	s := p.s
+	var e search.Evidence
+	e.Semantic = float64(s.cos[i])
+	if s.wStamp[i] == s.gen {
+		e.Share = float64(s.wShare[i]) / w.weight
+		e.LexicalHit = nTerms > 0 && s.wExact[i] == nTerms
+		e.FuzzyHit = !e.LexicalHit && e.Share >= q.Rules.FuzzyShare-1e-9
+		if e.LexicalHit || e.FuzzyHit {
+			e.Word = w.strength(s, i)
+		}
+	}
+	if !q.NoRecordings {
+		e.Recordings = float64(p.bestRecording(i))
+	}
+	if !q.Rules.Matches(e) {
+		return search.Candidate{}, false
+	}
+	c := search.Candidate{Doc: &p.x.docs[i], Evidence: e}
+	if s.exact[i] != s.gen { // matched on other evidence: its cosine, if reported
+		c.Later, c.Ref = later, i
+	}
+	return c, true
 }
 
 // laterCosine is the int8 cosine of a probe with the vectors of one segment,
