@@ -93,10 +93,10 @@ func (v *view) visible() (lists []span, owners []*part, total int) {
 	return lists, owners, total
 }
 
-// eachPart runs f on every part, on every core when the parts hold more
+// eachPart runs f on every part (numbered i), on every core when the parts hold more
 // than parallelFrom visible documents, and returns when all are done.
 // f reads and writes only its part's scratch.
-func (v *view) eachPart(f func(p *part)) {
+func (v *view) eachPart(f func(i int, p *part)) {
 	_, _, total := v.visible()
-	each(len(v.parts), workersFor(total), func(i int) { f(&v.parts[i]) })
+	each(len(v.parts), workersFor(total), func(i int) { f(i, &v.parts[i]) })
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"slices"
 	"sort"
@@ -376,6 +377,7 @@ func (v *view) words(ctx context.Context, terms []string, rules *search.Rules) (
 		return w, nil
 	}
 	var score float64 // the most a document could score for the query's terms
+	var credits []credit
 	for ti, term := range terms {
 		n := utf8.RuneCountInString(term)
 		var matches []near
@@ -403,38 +405,13 @@ func (v *view) words(ctx context.Context, terms []string, rules *search.Rules) (
 			if df == 0 {
 				continue
 			}
-			idf := st.idf(df)
-			share := float32(m.sim * weight)
-			for _, p := range v.parts {
-				id, ok := p.x.termID(m.term)
-				if !ok {
-					continue
-				}
-				s := p.s
-				for _, sp := range p.spans {
-					for _, ps := range p.postings(id, sp) {
-						d := ps.doc
-						if p.isDead(d) {
-							continue
-						}
-						if s.wStamp[d] != s.gen {
-							s.wStamp[d], s.wLast[d], s.wExact[d], s.wShare[d], s.wScore[d], s.wExp[d] = s.gen, 0, 0, 0, 0, 0
-							s.touched = append(s.touched, d)
-						}
-						if s.wLast[d] == uint16(ti+1) {
-							continue // credited for this term already, by a nearer match
-						}
-						s.wLast[d] = uint16(ti + 1)
-						if m.sim == 1 {
-							s.wExact[d]++
-						}
-						s.wShare[d] += share
-						s.wScore[d] += float32(m.sim * idf * p.x.bm25(st, ps))
-					}
-				}
-			}
+			credits = append(credits, credit{term: m.term, ti: uint16(ti + 1), sim: m.sim, idf: st.idf(df), share: float32(m.sim * weight)})
 		}
 	}
+	// Every part credits its documents for the matches, in the terms'
+	// order: each document's sums are added up in the same order, whatever
+	// core its part is on.
+	v.eachPart(func(_ int, p *part) { p.credit(credits, st) })
 	w.max = score
 	if f := rules.Feedback; f.Docs > 0 && f.Terms > 0 && f.QueryWeight < 1 {
 		if err := v.feedback(ctx, w, st, rules, len(terms)); err != nil {
@@ -442,6 +419,63 @@ func (v *view) words(ctx context.Context, terms []string, rules *search.Rules) (
 		}
 	}
 	return w, nil
+}
+
+// termPostings yields the postings of term in each visible range of the
+// part, in order.
+func (p *part) termPostings(term string) iter.Seq[[]posting] {
+	return func(yield func([]posting) bool) {
+		id, ok := p.x.termID(term)
+		if !ok {
+			return
+		}
+		for _, sp := range p.spans {
+			if !yield(p.postings(id, sp)) {
+				return
+			}
+		}
+	}
+}
+
+// credit is a match of a query term: the documents that hold it are
+// credited with share of the query's term weight and with its BM25F, times
+// sim.
+type credit struct {
+	term  string
+	ti    uint16 // the query term, from 1
+	sim   float64
+	idf   float64
+	share float32
+}
+
+// credit credits the part's visible, live documents for the matches, in
+// order: a document is credited once per query term, for the first of its
+// matches it holds (the nearest).
+func (p *part) credit(credits []credit, st wordStats) {
+	s := p.s
+	for _, c := range credits {
+		for list := range p.termPostings(c.term) {
+			for _, ps := range list {
+				d := ps.doc
+				if p.isDead(d) {
+					continue
+				}
+				if s.wStamp[d] != s.gen {
+					s.wStamp[d], s.wLast[d], s.wExact[d], s.wShare[d], s.wScore[d], s.wExp[d] = s.gen, 0, 0, 0, 0, 0
+					s.touched = append(s.touched, d)
+				}
+				if s.wLast[d] == c.ti {
+					continue // credited for this term already, by a nearer match
+				}
+				s.wLast[d] = c.ti
+				if c.sim == 1 {
+					s.wExact[d]++
+				}
+				s.wShare[d] += c.share
+				s.wScore[d] += float32(c.sim * c.idf * p.x.bm25(st, ps))
+			}
+		}
+	}
 }
 
 // neighbours are the vocabulary terms of every part within edits of term (of
@@ -516,31 +550,29 @@ func (v *view) feedback(ctx context.Context, w *wordResult, st wordStats, rules 
 	f := rules.Feedback
 	// The best matches: a bounded selection, best score first, then in the
 	// index's order.
-	top := make([]ref, 0, f.Docs)
 	score := func(r ref) float32 { return v.parts[r.part].s.wScore[r.doc] }
 	better := func(a, b ref) bool {
 		sa, sb := score(a), score(b)
 		return sa > sb || (sa == sb && v.before(a, b))
 	}
-	for pi, p := range v.parts {
-		s := p.s
+	// Each part's best, on every core, then the best of them: the same
+	// list, as the order is total.
+	tops := make([][]ref, len(v.parts))
+	v.eachPart(func(pi int, p *part) {
+		s, top := p.s, make([]ref, 0, f.Docs)
 		for _, d := range s.touched {
 			share := float64(s.wShare[d]) / w.weight
 			if s.wExact[d] != uint16(nTerms) && share < rules.FuzzyShare-1e-9 {
 				continue // no word signal fires for it
 			}
-			r := ref{pi, d}
-			if len(top) == f.Docs && !better(r, top[len(top)-1]) {
-				continue
-			}
-			if len(top) < f.Docs {
-				top = append(top, r)
-			} else {
-				top[len(top)-1] = r
-			}
-			for j := len(top) - 1; j > 0 && better(top[j], top[j-1]); j-- {
-				top[j], top[j-1] = top[j-1], top[j]
-			}
+			top = keep(top, ref{pi, d}, f.Docs, better)
+		}
+		tops[pi] = top
+	})
+	top := make([]ref, 0, f.Docs)
+	for _, t := range tops {
+		for _, r := range t {
+			top = keep(top, r, f.Docs, better)
 		}
 	}
 	if len(top) == 0 {
@@ -612,25 +644,46 @@ func (v *view) feedback(ctx context.Context, w *wordResult, st wordStats, rules 
 	w.scale = f.QueryWeight / float64(nTerms)
 	w.expScale = 1
 	w.max *= w.scale
-	for _, c := range cands {
+	exps := make([]credit, len(cands))
+	for i, c := range cands {
 		qw := (1 - f.QueryWeight) * c.w / sum
 		w.max += qw * c.idf * (k1 + 1)
-		for _, p := range v.parts {
-			id, ok := p.x.termID(c.term)
-			if !ok {
-				continue
-			}
-			s := p.s
-			for _, sp := range p.spans {
-				for _, ps := range p.postings(id, sp) {
-					if s.wStamp[ps.doc] == s.gen { // only live documents are stamped
-						s.wExp[ps.doc] += float32(qw * c.idf * p.x.bm25(st, ps))
-					}
+		exps[i] = credit{term: c.term, sim: qw, idf: c.idf}
+	}
+	v.eachPart(func(_ int, p *part) { p.expand(exps, st) })
+	return nil
+}
+
+// keep puts r in top, the n best so far, best first, if it is among them.
+func keep(top []ref, r ref, n int, better func(a, b ref) bool) []ref {
+	if len(top) == n && !better(r, top[len(top)-1]) {
+		return top
+	}
+	if len(top) < n {
+		top = append(top, r)
+	} else {
+		top[len(top)-1] = r
+	}
+	for j := len(top) - 1; j > 0 && better(top[j], top[j-1]); j-- {
+		top[j], top[j-1] = top[j-1], top[j]
+	}
+	return top
+}
+
+// expand scores the part's documents that the query's words credited for
+// the feedback terms, in order, each weighing sim (its share of the
+// expanded query).
+func (p *part) expand(exps []credit, st wordStats) {
+	s := p.s
+	for _, c := range exps {
+		for list := range p.termPostings(c.term) {
+			for _, ps := range list {
+				if s.wStamp[ps.doc] == s.gen { // only live documents are stamped
+					s.wExp[ps.doc] += float32(c.sim * c.idf * p.x.bm25(st, ps))
 				}
 			}
 		}
 	}
-	return nil
 }
 
 // df is the number of visible, live documents holding a term, from its
