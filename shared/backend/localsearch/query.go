@@ -192,15 +192,20 @@ func (v *view) evidence(q *search.Query, w *wordResult, pr *probe, nTerms uint16
 	for i := range v.parts {
 		later[&v.parts[i]] = &laterCosine{pr: pr, x: v.parts[i].x}
 	}
+	handOver := func(buf *[]search.Candidate) {
+		for _, c := range *buf {
+			add(c)
+		}
+		clear(*buf) // holds nothing of the query once back in the pool
+		*buf = (*buf)[:0]
+		candidateBufs.Put(buf)
+	}
 	workers := workersFor(total)
 	if workers == 1 {
 		for k, sp := range lists {
-			p := owners[k]
-			for i := sp.start; i < sp.end; i++ {
-				if c, ok := p.candidate(i, q, w, nTerms, later[p]); ok {
-					add(c)
-				}
-			}
+			buf := candidateBufs.Get().(*[]search.Candidate)
+			*buf = owners[k].weigh(sp, q, w, nTerms, later[owners[k]], *buf)
+			handOver(buf)
 		}
 		return
 	}
@@ -215,61 +220,52 @@ func (v *view) evidence(q *search.Query, w *wordResult, pr *probe, nTerms uint16
 		defer close(all)
 		each(len(pieces), workers, func(i int) {
 			defer close(done[i])
-			pc := pieces[i]
-			p := owners[pc.list]
+			p := owners[pieces[i].list]
 			buf := candidateBufs.Get().(*[]search.Candidate)
-			for d := pc.start; d < pc.end; d++ {
-				if c, ok := p.candidate(d, q, w, nTerms, later[p]); ok {
-					*buf = append(*buf, c)
-				}
-			}
+			*buf = p.weigh(pieces[i].span, q, w, nTerms, later[p], *buf)
 			found[i] = buf
 		})
 	}()
 	defer func() { <-all }() // should add panic, the scratch is not released under the workers
 	for i := range pieces {
 		<-done[i]
-		buf := found[i]
-		for _, c := range *buf {
-			add(c)
-		}
-		clear(*buf) // holds nothing of the query once back in the pool
-		*buf = (*buf)[:0]
-		candidateBufs.Put(buf)
+		handOver(found[i])
 	}
 }
 
 // candidateBufs are the buffers of the candidates of a piece of a view.
 var candidateBufs = sync.Pool{New: func() any { return new([]search.Candidate) }}
 
-// candidate is document i of the part as a candidate, and whether it is
-// one: visible, live, and matched by the rules.
-func (p *part) candidate(i uint32, q *search.Query, w *wordResult, nTerms uint16, later *laterCosine) (search.Candidate, bool) {
-	if p.isDead(i) {
-		return search.Candidate{}, false
-	}
+// weigh appends to out, in order, the documents of sp in the part that are
+// candidates: live, and matched by the rules on their evidence.
+func (p *part) weigh(sp span, q *search.Query, w *wordResult, nTerms uint16, later *laterCosine, out []search.Candidate) []search.Candidate {
 	s := p.s
-	var e search.Evidence
-	e.Semantic = float64(s.cos[i])
-	if s.wStamp[i] == s.gen {
-		e.Share = float64(s.wShare[i]) / w.weight
-		e.LexicalHit = nTerms > 0 && s.wExact[i] == nTerms
-		e.FuzzyHit = !e.LexicalHit && e.Share >= q.Rules.FuzzyShare-1e-9
-		if e.LexicalHit || e.FuzzyHit {
-			e.Word = w.strength(s, i)
+	for i := sp.start; i < sp.end; i++ {
+		if p.isDead(i) {
+			continue
+		}
+		var e search.Evidence
+		e.Semantic = float64(s.cos[i])
+		if s.wStamp[i] == s.gen {
+			e.Share = float64(s.wShare[i]) / w.weight
+			e.LexicalHit = nTerms > 0 && s.wExact[i] == nTerms
+			e.FuzzyHit = !e.LexicalHit && e.Share >= q.Rules.FuzzyShare-1e-9
+			if e.LexicalHit || e.FuzzyHit {
+				e.Word = w.strength(s, i)
+			}
+		}
+		if !q.NoRecordings {
+			e.Recordings = float64(p.bestRecording(i))
+		}
+		if q.Rules.Matches(e) {
+			c := search.Candidate{Doc: &p.x.docs[i], Evidence: e}
+			if s.exact[i] != s.gen { // matched on other evidence: its cosine, if reported
+				c.Later, c.Ref = later, i
+			}
+			out = append(out, c)
 		}
 	}
-	if !q.NoRecordings {
-		e.Recordings = float64(p.bestRecording(i))
-	}
-	if !q.Rules.Matches(e) {
-		return search.Candidate{}, false
-	}
-	c := search.Candidate{Doc: &p.x.docs[i], Evidence: e}
-	if s.exact[i] != s.gen { // matched on other evidence: its cosine, if reported
-		c.Later, c.Ref = later, i
-	}
-	return c, true
+	return out
 }
 
 // laterCosine is the int8 cosine of a probe with the vectors of one segment,
