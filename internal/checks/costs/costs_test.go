@@ -73,14 +73,14 @@ func TestEstimates(t *testing.T) {
 	// 0.2 + 0.02 s × 1 GB × 1M × 0.0000133334 = 0.4667, cold 1% × 0.3 s = 0.04
 	near("read Lambda", lambda(Prices, Assumed, Assumed.Read, "x").Total(), 0.2+0.266668+0.0400002)
 	// A cold start at 10,000 documents: the manifest, 1 hot part, 36 MB in
-	// 5 ranges of 8 MB, 8 GETs of the first search; 1% of a million
-	// searches, $0.0004 per 1,000 GETs.
-	if got := ColdStartGETs(Assumed); got != 15 {
-		t.Errorf("GETs of a cold start at 10,000 documents: %g, want 15", got)
+	// 9 ranges of 4 MB (the prefetch's), 29 GETs of the first search (as
+	// measured); 1% of a million searches, $0.0004 per 1,000 GETs.
+	if got := ColdStartGETs(Assumed); got != 40 {
+		t.Errorf("GETs of a cold start at 10,000 documents: %g, want 40", got)
 	}
-	near("cold starts' GETs", coldStartGETs(Prices, Assumed).USD, 0.01*1e6*15*0.0000004)
-	// At 1,000,000 documents: 1 + 40 + 454 ranges (3,631 / 8) + 8.
-	near("cold starts' GETs at a million", ColdStartGETsAtSize(Prices, Assumed, 3631, 40).Total(), 0.01*1e6*503*0.0000004)
+	near("cold starts' GETs", coldStartGETs(Prices, Assumed).USD, 0.01*1e6*40*0.0000004)
+	// At 1,000,000 documents: 1 + 40 + 908 ranges (3,631 / 4) + 29.
+	near("cold starts' GETs at a million", ColdStartGETsAtSize(Prices, Assumed, 3631, 40).Total(), 0.01*1e6*978*0.0000004)
 	// A warm instance GETs a new segment's hot part and then the rest.
 	near("warm instances' GETs of new segments", PerMillionChangesEmbedded(Prices, Assumed)[2].USD, 20000*2*2*0.0000004)
 }

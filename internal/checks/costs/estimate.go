@@ -95,8 +95,8 @@ var Assumed = Assumptions{
 	PointerGetsPerHit: 0.2,
 	IndexSegments:     1,
 	HotGETsPerSegment: 1,
-	RangeMB:           8, // AWS: "Typical sizes for byte-range requests are 8 MB or 16 MB"
-	FirstSearchGETs:   8, // two round trips of four ranged GETs in parallel, until the engine measures its own
+	RangeMB:           4,  // the prefetch reads a segment's cold part 4 MiB at a time (localsearch's prefetchRun)
+	FirstSearchGETs:   29, // BenchmarkEmbeddedTier at 10,000 documents: 30 ranged GETs to the first answer, one of them the hot part (docs/performance.md)
 
 	ChangesPerSnapshot: 50,
 	PutsPerSnapshot:    2.3, // docs/costs.md: 2 per batch, and merges every 10, 100 and 1,000 batches
