@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/doclib/doclib/shared/backend/localsearch"
 	"github.com/doclib/doclib/shared/search"
@@ -127,7 +129,7 @@ const maxFile = 1 << 30
 func (r *FileRef) check() error {
 	if !strings.HasPrefix(r.Key, snapshotsPrefix) || strings.HasPrefix(r.Key, SegmentPrefix) || r.Key == ManifestKey ||
 		r.Bytes <= 0 || r.Bytes > maxFile || !isHex(r.SHA256, sha256.Size) {
-		return fmt.Errorf("snapshot: the manifest names file %q of %d bytes and digest %q: %w", r.Key, r.Bytes, r.SHA256, ErrCorrupt)
+		return fmt.Errorf("snapshot: the manifest names file %s of %d bytes and digest %s: %w", quoteKey(r.Key), r.Bytes, quoteKey(r.SHA256), ErrCorrupt)
 	}
 	return nil
 }
@@ -220,6 +222,11 @@ func ReadManifest(ctx context.Context, b Blobs, ifNoneMatch string) (Manifest, O
 
 // decodeManifest decodes and checks a manifest's bytes.
 func decodeManifest(data []byte) (Manifest, error) {
+	// Every manifest a writer writes is UTF-8 (encoding/json writes no
+	// other): a byte of invalid UTF-8 would decode to three.
+	if !utf8.Valid(data) {
+		return Manifest{}, fmt.Errorf("snapshot: the manifest %s is not UTF-8: %w", ManifestKey, ErrCorrupt)
+	}
 	if d := nesting(data); d > maxNesting {
 		return Manifest{}, fmt.Errorf("snapshot: the manifest %s nests %d deep, more than %d: %w", ManifestKey, d, maxNesting, ErrCorrupt)
 	}
@@ -302,7 +309,7 @@ func decodeList[T any](raw json.RawMessage, name string, key func(*T) string) ([
 			return nil, fmt.Errorf("%q, entry %d: %v", name, len(out), err)
 		}
 		if k := key(&e); !strings.HasPrefix(k, SegmentPrefix) {
-			return nil, fmt.Errorf("%q, entry %d: %q is not a segment's key", name, len(out), k)
+			return nil, fmt.Errorf("%q, entry %d: %s is not a segment's key", name, len(out), quoteKey(k))
 		}
 		out = append(out, e)
 	}
@@ -326,7 +333,7 @@ func (m *Manifest) check() error {
 	for _, s := range m.Segments {
 		if !strings.HasPrefix(s.Key, SegmentPrefix) || seen[s.Key] || s.Bytes <= 0 || s.Documents < 0 || s.Deleted < 0 || !isHex(s.CRC32C, 4) ||
 			s.HotBytes < 0 || s.HotBytes >= s.Bytes || (s.HotBytes > 0) != (s.HotCRC32C != "") || s.HotCRC32C != "" && !isHex(s.HotCRC32C, 4) {
-			return fmt.Errorf("snapshot: the manifest names segment %q of %d bytes: %w", s.Key, s.Bytes, ErrCorrupt)
+			return fmt.Errorf("snapshot: the manifest names segment %s of %d bytes: %w", quoteKey(s.Key), s.Bytes, ErrCorrupt)
 		}
 		seen[s.Key] = true
 	}
@@ -336,7 +343,7 @@ func (m *Manifest) check() error {
 	}
 	for _, r := range m.Retired {
 		if !strings.HasPrefix(r.Key, SegmentPrefix) || seen[r.Key] {
-			return fmt.Errorf("snapshot: the manifest retires %q: %w", r.Key, ErrCorrupt)
+			return fmt.Errorf("snapshot: the manifest retires %s: %w", quoteKey(r.Key), ErrCorrupt)
 		}
 	}
 	if m.Calibration != nil {
@@ -348,6 +355,22 @@ func (m *Manifest) check() error {
 		return m.EmbedderFile.check()
 	}
 	return nil
+}
+
+// quoteKey quotes at most the first 80 bytes of a key a manifest names: a
+// message that echoed a crafted key whole (invalid UTF-8 decodes to three
+// bytes a byte, and quoting copies it again) made a refusal allocate more
+// than 20 times the manifest's size.
+func quoteKey(k string) string {
+	const most = 80
+	if len(k) <= most {
+		return strconv.Quote(k)
+	}
+	cut := most
+	for cut > 0 && !utf8.RuneStart(k[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", strconv.Quote(k[:cut]), len(k))
 }
 
 // compatible refuses a manifest of another embedder than e.

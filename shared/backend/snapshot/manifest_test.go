@@ -157,6 +157,10 @@ func craftedManifests() map[string][]byte {
 		"keys and nothing else": list("segments", `{"key":"snapshots/segments/"}`),
 		"a deep unknown field":  []byte(`{"x":` + strings.Repeat("[", 2000) + strings.Repeat("]", 2000) + `}`),
 		"escapes in a source":   []byte(`{"source":"` + strings.Repeat(`\u0041`, 680) + `"}`),
+		// Each byte of invalid UTF-8 decodes to three, and a refusal that
+		// quoted the key whole copied them again (found by FuzzManifest).
+		"invalid UTF-8 in a key": []byte(`{"format":1,"segment_format":2,"segments":[{"key":"snapshots/segments/` + strings.Repeat("\xf8", 16000) + `"}]}`),
+		"a long key, escaped":    []byte(`{"format":1,"segment_format":2,"segments":[{"key":"snapshots/segments/` + strings.Repeat(`\ud800`, 3000) + `"}]}`),
 	}
 }
 
