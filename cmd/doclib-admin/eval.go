@@ -26,6 +26,7 @@ func (a *app) evalCmd() *cobra.Command {
 	var rules settings.Rules
 	var asJSON, perQuery bool
 	var cacheDir string
+	var segments, cacheMB int
 	cmd := &cobra.Command{
 		Use:   "eval [flags] DIR...",
 		Short: "Measure search relevance on BEIR test collections against a textbook BM25",
@@ -43,6 +44,12 @@ GET /search/documents?q=...&pageSize=10; a query over 512 characters, the API's
 limit, is cut at a word boundary (CUT counts them). A textbook BM25 (k1 1.2,
 b 0.75) over the same text (title, content and labels) and the same analysis
 (folding, stop words, stems) ranks the same cut queries in the same run.
+
+With --segments N, the index is instead written as the embedded tier's
+writer writes it (a reindex: segments of at most N documents, calibrated)
+and read as its search function reads it: every segment opened by range,
+the rest read as queries touch it, kept in a cache of --cache-mb. Its
+figures should equal the in-memory engine's; a difference is a defect.
 
 What the figures mean:
   nDCG@10      the gain (the judged grade) of the first 10 results, discounted
@@ -87,6 +94,9 @@ never cached.`,
 			}
 			if _, err := rules.Build(emb.Kind); err != nil { // the overrides' own checks, before any work
 				return usageError{err}
+			}
+			if segments < 0 || cacheMB < 0 || cacheMB > 0 && segments == 0 {
+				return usageError{fmt.Errorf("--segments %d, --cache-mb %d: give --segments a count of documents above 0, and --cache-mb only with it", segments, cacheMB)}
 			}
 			// Every folder is read first, so that a bad one stops the command
 			// before minutes of indexing.
@@ -153,7 +163,7 @@ never cached.`,
 				if cache != nil {
 					before = cache.Stats()
 				}
-				r, err := relevance.Evaluate(ctx, c, build, rules, stage, embedding, relevance.Options{})
+				r, err := relevance.Evaluate(ctx, c, build, rules, stage, embedding, relevance.Options{Segments: segments, CacheBytes: int64(cacheMB) << 20})
 				p.finish()
 				if err != nil {
 					return err
@@ -184,6 +194,8 @@ never cached.`,
 		defaultCache = filepath.Join(dir, "doclib", "vectors")
 	}
 	cmd.Flags().StringVar(&cacheDir, "embed-cache", defaultCache, "`DIR` to keep a model's vectors in, so that a rerun embeds nothing again; '' keeps none (the offline embedder's are never kept)")
+	cmd.Flags().IntVar(&segments, "segments", 0, "write the index in segments of at most `N` documents and read them by range, as the embedded tier's search function does (0: the in-memory engine)")
+	cmd.Flags().IntVar(&cacheMB, "cache-mb", 0, "with --segments, keep at most `MB` of what queries read of the segments (0: no bound)")
 	cmd.Flags().BoolVar(&perQuery, "per-query", false, "also print each query's nDCG@10 for doclib and BM25 (and, with --json, its rankings)")
 	return cmd
 }

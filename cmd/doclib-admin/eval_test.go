@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -92,6 +93,45 @@ func TestEvalJSON(t *testing.T) {
 	}
 }
 
+// TestEvalInSegments: --segments writes the index in segments and reads them
+// by range, says what it read, and ranks as the in-memory engine does.
+func TestEvalInSegments(t *testing.T) {
+	code, want, errs := admin(t, "eval", "--json", "--per-query", tinyBEIR)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errs)
+	}
+	code, out, errs := admin(t, "eval", "--json", "--per-query", "--segments", "2", "--cache-mb", "1", tinyBEIR)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errs)
+	}
+	type report struct {
+		Collections []struct {
+			Ranged   *struct{ Segments, Opened, Reads int }
+			PerQuery []struct{ Answer struct{ Ranked []string } }
+		}
+	}
+	var a, b report
+	if err := json.Unmarshal([]byte(want), &a); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(out), &b); err != nil {
+		t.Fatal(err)
+	}
+	g := b.Collections[0].Ranged
+	if a.Collections[0].Ranged != nil || g == nil || g.Segments != 3 || g.Opened != 3 || g.Reads == 0 {
+		t.Fatalf("ranged %+v in memory, %+v in 3 segments of 5 documents", a.Collections[0].Ranged, g)
+	}
+	for i, q := range a.Collections[0].PerQuery {
+		if got := b.Collections[0].PerQuery[i].Answer.Ranked; !slices.Equal(got, q.Answer.Ranked) {
+			t.Errorf("query %d: %v in segments, %v in memory", i, got, q.Answer.Ranked)
+		}
+	}
+	code, text, _ := admin(t, "eval", "--segments", "2", tinyBEIR)
+	if code != 0 || !strings.Contains(text, "tiny: read by range: 3 of 3 segments opened by range") {
+		t.Errorf("exit %d, the table does not say what was read by range:\n%s", code, text)
+	}
+}
+
 func TestEvalProgressOnATerminal(t *testing.T) {
 	var out, errb bytes.Buffer
 	code := run(context.Background(), []string{"eval", tinyBEIR}, func(string) string { return "" }, &out, &errb, true)
@@ -125,6 +165,8 @@ func TestEvalErrors(t *testing.T) {
 		{[]string{"eval", "--search-weights", "lexical=x", tinyBEIR}, exitUsage, "search weights"},
 		{[]string{"eval", "--bogus", tinyBEIR}, exitUsage, "unknown flag"},
 		{[]string{"eval", tinyBEIR, tinyBEIR}, exitUsage, "same name"},
+		{[]string{"eval", "--cache-mb", "2", tinyBEIR}, exitUsage, "--cache-mb only with it"},
+		{[]string{"eval", "--segments", "-1", tinyBEIR}, exitUsage, "give --segments a count"},
 	}
 	for _, c := range cases {
 		code, _, errs := admin(t, c.args...)

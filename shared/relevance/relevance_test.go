@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -506,4 +509,82 @@ func hashing(t testing.TB) search.Embedder {
 		t.Fatal(err)
 	}
 	return e
+}
+
+// TestSegmentsRankAsTheIndexInMemory: an index written in segments and read
+// by range, as the embedded tier's search function reads it, through a cache
+// too small to hold it, answers every query of a collection exactly as the
+// in-memory index does (ranking, signals, totals), and its queries did read
+// its cold parts by range.
+func TestSegmentsRankAsTheIndexInMemory(t *testing.T) {
+	ctx := context.Background()
+	c := synthetic(600, 60)
+	want, err := Evaluate(ctx, c, hashing(t), settings.Rules{}, nil, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want.Ranged != nil {
+		t.Errorf("the in-memory index reports reads by range: %+v", want.Ranged)
+	}
+	got, err := Evaluate(ctx, c, hashing(t), settings.Rules{}, nil, nil, Options{Segments: 70, CacheBytes: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := got.Ranged
+	if g == nil || g.Segments != 9 || g.Opened != g.Segments || g.Reads == 0 || g.Bytes == 0 || g.Dropped == 0 {
+		t.Fatalf("read by range: %+v, want 9 segments all opened by range, reads made and blocks dropped", g)
+	}
+	if len(got.PerQuery) != len(want.PerQuery) || len(want.PerQuery) < 50 {
+		t.Fatalf("%d queries answered, %d in memory", len(got.PerQuery), len(want.PerQuery))
+	}
+	for i, w := range want.PerQuery {
+		a, b := w.Answer, got.PerQuery[i].Answer
+		if !slices.Equal(a.Ranked, b.Ranked) || a.MatchedTotal != b.MatchedTotal || a.Fallback != b.Fallback || !maps.Equal(a.Signals, b.Signals) {
+			t.Errorf("query %s: in segments %v (%d matched, %v), in memory %v (%d matched, %v)",
+				w.ID, b.Ranked, b.MatchedTotal, b.Signals, a.Ranked, a.MatchedTotal, a.Signals)
+		}
+	}
+	if got.Doclib != want.Doclib {
+		t.Errorf("nDCG@10 etc. %+v in segments, %+v in memory", got.Doclib, want.Doclib)
+	}
+	t.Logf("%d queries alike; %+v", len(want.PerQuery), *g)
+}
+
+// synthetic is a collection of docs documents of words drawn from a
+// vocabulary by a Zipf law, and queries of three to five words of one
+// document each, judged relevant to it.
+func synthetic(docs, queries int) *Collection {
+	rng := rand.New(rand.NewPCG(39, 37))
+	vocab := make([]string, 800)
+	for i := range vocab {
+		w := make([]byte, 4+rng.IntN(6))
+		for j := range w {
+			w[j] = "etaoinshrdlucmfwypvbgk"[rng.IntN(22)]
+		}
+		vocab[i] = string(w)
+	}
+	zipf := rand.NewZipf(rand.New(rand.NewPCG(4, 39)), 1.1, 2, uint64(len(vocab)-1))
+	words := func(n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = vocab[zipf.Uint64()]
+		}
+		return out
+	}
+	c := &Collection{Name: "synthetic", Qrels: map[string]map[string]int{}}
+	for i := range docs {
+		c.Docs = append(c.Docs, Doc{ID: fmt.Sprintf("d%d", i), Title: strings.Join(words(4), " "), Text: strings.Join(words(40+rng.IntN(80)), " ")})
+	}
+	for i := range queries {
+		d := c.Docs[rng.IntN(docs)]
+		ws := strings.Fields(d.Text)
+		q := make([]string, 3+rng.IntN(3))
+		for j := range q {
+			q[j] = ws[rng.IntN(len(ws))]
+		}
+		id := fmt.Sprintf("q%d", i)
+		c.Queries = append(c.Queries, Query{ID: id, Text: strings.Join(q, " "), Search: strings.Join(q, " ")})
+		c.Qrels[id] = map[string]int{d.ID: 1}
+	}
+	return c
 }

@@ -61,8 +61,22 @@ type Report struct {
 	// MeanBM25Matched is the mean number of documents BM25 scores above 0.
 	MeanBM25Matched float64 `json:"meanBM25Matched"`
 	Timing          Timing  `json:"timing"`
+	// Ranged is what the index read by range, with Options.Segments.
+	Ranged *Ranged `json:"ranged,omitempty"`
 	// PerQuery holds each evaluated query's figures, in file order.
 	PerQuery []QueryResult `json:"perQuery,omitempty"`
+}
+
+// Ranged is what an index written in segments and read by range read
+// (Options.Segments): its segments, those opened by range, and the reads of
+// their cold parts the queries made, their bytes and the blocks the cache
+// dropped for its budget.
+type Ranged struct {
+	Segments int   `json:"segments"`
+	Opened   int   `json:"opened"`
+	Reads    int64 `json:"reads"`
+	Bytes    int64 `json:"bytes"`
+	Dropped  int64 `json:"dropped"`
 }
 
 // SignalShare is how often one signal fired in doclib's top 10.
@@ -259,6 +273,12 @@ func WriteText(w io.Writer, reports []*Report, perQuery bool) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, r := range reports {
+		if g := r.Ranged; g != nil {
+			fmt.Fprintf(w, "%s: read by range: %d of %d segments opened by range; the queries made %s reads of %.1f MB, and the cache dropped %s blocks\n",
+				r.Collection, g.Opened, g.Segments, thousands(int(g.Reads)), float64(g.Bytes)/1e6, thousands(int(g.Dropped)))
+		}
 	}
 	for _, r := range reports {
 		if c := r.Calibration; c != nil {

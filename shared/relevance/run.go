@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -16,6 +17,7 @@ import (
 	"github.com/doclib/doclib/shared/api"
 	"github.com/doclib/doclib/shared/backend/localsearch"
 	"github.com/doclib/doclib/shared/backend/memory"
+	"github.com/doclib/doclib/shared/backend/snapshot"
 	"github.com/doclib/doclib/shared/httpapi"
 	"github.com/doclib/doclib/shared/search"
 	"github.com/doclib/doclib/shared/service"
@@ -32,6 +34,18 @@ type Engine struct {
 	// measured of its embedder (nil when it measured nothing).
 	Rules       search.Rules
 	Calibration *search.Calibration
+
+	follower *snapshot.Follower // with Options.Segments
+}
+
+// ranged is what the engine's index read by range, nil when it was not
+// written in segments.
+func (e *Engine) ranged() *Ranged {
+	if e.follower == nil {
+		return nil
+	}
+	st, cs := e.follower.Current(), e.follower.Cache.Stats()
+	return &Ranged{Segments: st.Segments, Opened: st.Opened, Reads: cs.Reads, Bytes: cs.Bytes, Dropped: cs.Dropped}
 }
 
 // NewHandler returns the read API's handler over d, built as doclib-server
@@ -48,7 +62,18 @@ func NewHandler(ctx context.Context, d *doclib.DataSet, emb search.Embedder, rul
 // NewEngine is NewHandler that also says which embedder and rules it runs, and
 // reports the embedding's progress (progress may be nil).
 func NewEngine(ctx context.Context, d *doclib.DataSet, emb search.Embedder, rules settings.Rules, progress func(done, total int)) (*Engine, error) {
-	searcher, err := localsearch.Searcher(ctx, d, emb, rules, progress) // as doclib-server's --search embedded
+	return newEngine(ctx, d, emb, rules, progress, Options{})
+}
+
+func newEngine(ctx context.Context, d *doclib.DataSet, emb search.Embedder, rules settings.Rules, progress func(done, total int), opts Options) (*Engine, error) {
+	var searcher *search.Searcher
+	var follower *snapshot.Follower
+	var err error
+	if opts.Segments > 0 {
+		searcher, follower, err = segmentedSearcher(ctx, d, emb, rules, progress, opts)
+	} else {
+		searcher, err = localsearch.Searcher(ctx, d, emb, rules, progress) // as doclib-server's --search embedded
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +85,7 @@ func NewEngine(ctx context.Context, d *doclib.DataSet, emb search.Embedder, rule
 	store, ledger := memory.New(d), memory.NewLedger(d.Workspaces)
 	svc := service.New(store, nil, service.WithSearch(searcher, ledger))
 	h := httpapi.NewServer(httpapi.Config{Service: svc})
-	return &Engine{Handler: h, EmbedderID: searcher.Embedder.ID(), Rules: searcher.EffectiveRules(), Calibration: searcher.Calibration()}, nil
+	return &Engine{Handler: h, EmbedderID: searcher.Embedder.ID(), Rules: searcher.EffectiveRules(), Calibration: searcher.Calibration(), follower: follower}, nil
 }
 
 // Signals a search hit can carry (api.Relevance), in the order reports list them.
@@ -86,6 +111,40 @@ type Options struct {
 	Workers int
 	// Progress, when set, is told how many queries are answered.
 	Progress func(done, total int)
+	// Segments, when above 0, has Evaluate write the index as the embedded
+	// tier's writer does (a reindex's publish, its calibration with it), in
+	// segments of at most Segments documents, and read it as the tier's
+	// search function does: every segment opened by range, its cold parts
+	// read only as queries touch them (no prefetch) and kept in a cache of
+	// CacheBytes (no bound when 0). The answers should be those of the
+	// in-memory index (docs/search.md, "Read by range").
+	Segments   int
+	CacheBytes int64
+}
+
+// segmentedSearcher is the searcher of Options.Segments.
+func segmentedSearcher(ctx context.Context, d *doclib.DataSet, emb search.Embedder, rules settings.Rules, progress func(done, total int), opts Options) (*search.Searcher, *snapshot.Follower, error) {
+	docs, fitted, err := localsearch.IndexDocs(ctx, d, emb, localsearch.Options{Progress: progress, Fit: true})
+	if err != nil {
+		return nil, nil, fmt.Errorf("build the search index: %w", err)
+	}
+	quiet := slog.New(slog.DiscardHandler)
+	blobs := snapshot.NewMemory()
+	w := snapshot.NewWriter(blobs, fitted, quiet)
+	w.PublishDocuments = opts.Segments
+	if err := w.Publish(ctx, docs); err != nil {
+		return nil, nil, fmt.Errorf("write the index's segments: %w", err)
+	}
+	f := &snapshot.Follower{Blobs: blobs, Embedder: fitted, Every: 24 * time.Hour, Logger: quiet,
+		ReadWholeBelow: -1, NoPrefetch: true, CacheBytes: opts.CacheBytes}
+	if err := f.Load(ctx); err != nil {
+		return nil, nil, err
+	}
+	if st := f.Current(); st.Err != nil {
+		return nil, nil, st.Err
+	}
+	s, err := rules.Searcher(f, fitted)
+	return s, f, err
 }
 
 // Ask sends one query to h as GET /search/documents?q=…&pageSize=10 with the
@@ -209,7 +268,7 @@ func Evaluate(ctx context.Context, c *Collection, emb search.Embedder, rules set
 		return nil, err
 	}
 	stage("indexing " + thousands(len(d.Documents)) + " documents")
-	e, err := NewEngine(ctx, d, emb, rules, embedProgress)
+	e, err := newEngine(ctx, d, emb, rules, embedProgress, opts)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", c.Name, err)
 	}
@@ -225,6 +284,7 @@ func Evaluate(ctx context.Context, c *Collection, emb search.Embedder, rules set
 		r.Chance = r.Calibration.Documents.Chance()
 	}
 	r.Timing.Index = indexed
+	r.Ranged = e.ranged()
 	r.Timing.Wall = time.Since(start)
 	return r, nil
 }
