@@ -79,6 +79,8 @@ var sizingQueries = []string{
 // 1000). The search function's memory is 2,048 MB, or
 // DOCLIB_SIZING_MEMORY_MB's: the emulator does not enforce it, but the
 // function sizes its cache from it; maxmem-MB says what it used.
+// DOCLIB_SIZING_GOGC, when set, is the function's GOGC, which turns off its
+// sizing of the collector to its index (to compare).
 //
 // What a reindex writes is laid down as a reindex does (DocsFromData, then
 // the writer's Publish), with the fake Bedrock's answers computed in this
@@ -214,6 +216,11 @@ func benchEmbeddedTier(b *testing.B, bin string, n int, speed fakes3.Speed, full
 	}
 	fnEnv["AWS_ENDPOINT_URL_DYNAMODB"] = tableProxy.URL
 	fnEnv[settings.EnvSnapshotPoll] = "1s"
+	if v := os.Getenv("DOCLIB_SIZING_GOGC"); v != "" {
+		// The function's own GOGC, which turns off its sizing of the
+		// collector to the index (snapshot.Follower.GCHeadroom): to compare.
+		fnEnv[settings.EnvGOGC] = v
+	}
 	logs := &syncWriter{}
 	function := func(timeout time.Duration) *lambdaemu.Pool {
 		logs = &syncWriter{}

@@ -117,6 +117,10 @@ const (
 	// EnvGoMemLimit is the Go runtime's own memory limit (runtime/debug),
 	// which, when set, the search function leaves as it is.
 	EnvGoMemLimit = "GOMEMLIMIT"
+	// EnvGOGC is the Go collector's percentage, which, when set, the search
+	// function leaves as it is; unset, the function sizes it to what its
+	// index holds (snapshot.Follower.GCHeadroom).
+	EnvGOGC = "GOGC"
 )
 
 // The search rules' overrides (Rules.Flags).

@@ -43,6 +43,10 @@ type Snapshots struct {
 	// Go runtime has read it, and the search function sets no limit of
 	// its own (wiring.SnapshotFollower).
 	GoMemLimit string
+	// GOGC is GOGC as the environment gives it: when set, the Go runtime
+	// has read it, and the search function leaves the collector's
+	// percentage as it is (snapshot.Follower.GCHeadroom).
+	GOGC string
 
 	envErr error
 }
@@ -54,6 +58,7 @@ func (s *Snapshots) Flags(fs FlagSet, getenv func(string) string) {
 		"S3 `BUCKET` of the embedded tier's search snapshots (the stack's SnapshotBucket output) (env "+EnvSnapshotBucket+")")
 	s.Poll = DefaultSnapshotPoll
 	s.GoMemLimit = getenv(EnvGoMemLimit)
+	s.GOGC = getenv(EnvGOGC)
 	if v := getenv(EnvSnapshotPoll); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {

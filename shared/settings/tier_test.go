@@ -54,6 +54,18 @@ func TestSnapshotsRanges(t *testing.T) {
 	}
 }
 
+// TestSnapshotsRuntime: GOMEMLIMIT and GOGC are kept as the environment
+// gives them, so that the search function leaves what they set alone.
+func TestSnapshotsRuntime(t *testing.T) {
+	s, err := snapshotsOf(map[string]string{EnvGoMemLimit: "1GiB", EnvGOGC: "50"})
+	if err != nil || s.GoMemLimit != "1GiB" || s.GOGC != "50" {
+		t.Errorf("GOMEMLIMIT %q, GOGC %q, %v", s.GoMemLimit, s.GOGC, err)
+	}
+	if s, _ := snapshotsOf(map[string]string{}); s.GoMemLimit != "" || s.GOGC != "" {
+		t.Errorf("unset: GOMEMLIMIT %q, GOGC %q", s.GoMemLimit, s.GOGC)
+	}
+}
+
 // snapshotsOf reads the snapshots' settings from env, the bucket set.
 func snapshotsOf(env map[string]string) (Snapshots, error) {
 	var s Snapshots

@@ -100,11 +100,20 @@ func SnapshotFollower(ctx context.Context, blobs snapshot.Blobs, s settings.Snap
 	}
 	f := &snapshot.Follower{Blobs: blobs, Embedder: e, Every: s.Poll, Logger: log,
 		CacheBytes: int64(s.CacheMB) << 20, MemoryBytes: int64(s.MemoryMB) << 20,
-		ReadWholeBelow: s.ReadWholeBelow, NoPrefetch: s.NoPrefetch}
+		ReadWholeBelow: s.ReadWholeBelow, NoPrefetch: s.NoPrefetch, GCHeadroom: gcHeadroom(s.GOGC)}
 	if err := f.Load(ctx); err != nil {
 		return nil, err
 	}
 	return f, nil
+}
+
+// gcHeadroom is the follower's GCHeadroom: snapshot.DefaultGCHeadroom,
+// none when GOGC (goGC) sets the collector's percentage already.
+func gcHeadroom(goGC string) int64 {
+	if goGC != "" {
+		return 0
+	}
+	return snapshot.DefaultGCHeadroom
 }
 
 // memoryLimit is the Go memory limit the search function sets, of a

@@ -91,3 +91,16 @@ func TestMemoryLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestGCHeadroom: the search function sizes the collector to its index
+// unless GOGC is set, which the Go runtime has read already.
+func TestGCHeadroom(t *testing.T) {
+	if got := gcHeadroom(""); got != snapshot.DefaultGCHeadroom || got <= 0 {
+		t.Errorf("gcHeadroom(\"\") = %d, want %d", got, snapshot.DefaultGCHeadroom)
+	}
+	for _, env := range []string{"100", "50", "off"} {
+		if got := gcHeadroom(env); got != 0 {
+			t.Errorf("gcHeadroom(%q) = %d, want 0: GOGC is set", env, got)
+		}
+	}
+}

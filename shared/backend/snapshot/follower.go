@@ -80,11 +80,18 @@ type Follower struct {
 	// NoPrefetch turns the prefetch off: the cold parts are read only as
 	// queries need them.
 	NoPrefetch bool
+	// GCHeadroom, when above 0, has the follower set the Go collector's
+	// percentage (GOGC) so that the heap grows by about GCHeadroom bytes
+	// between collections, not by as much as the index it holds (gcPercent).
+	// 0 leaves GOGC as it is.
+	GCHeadroom int64
 
 	cur     atomic.Pointer[serving]
 	checked atomic.Pointer[time.Time] // when the manifest was last checked; nil: never
 	loading sync.Mutex                // held by the one request checking or loading
 	warned  bool                      // "nothing published yet" was logged (under loading)
+
+	gcHeld atomic.Int64 // the bytes held when GOGC was last set (0: never, or none held)
 
 	pmu          sync.Mutex
 	stopPrefetch context.CancelFunc
@@ -100,6 +107,13 @@ const DefaultReadWholeBelow = 4 << 20
 // cacheReserve is what the budget leaves the rest of the process: the
 // queries' working memory, the SDK's, the request's.
 const cacheReserve = 128 << 20
+
+// DefaultGCHeadroom is the search function's GCHeadroom, 256 MB. In
+// BenchmarkEmbeddedTier at 100,000 documents (374 MB held), GOGC's default
+// peaked at 819-825 MB; 128 MB of headroom at 534 MB, with the engine's p99
+// 5 to 10 ms slower (a collection every few searches); 256 MB at 590-595 MB,
+// with the engine's p50 and p99 as with the default (docs/performance.md).
+const DefaultGCHeadroom = 256 << 20
 
 // cacheBudget is what the cache may hold of the cold parts (0: no bound),
 // with hot bytes of hot parts held: cacheBytes when set; else, of a
@@ -122,6 +136,46 @@ func cacheBudget(cacheBytes, memoryBytes, goLimit, hot int64) int64 {
 		heap = memoryBytes / 2
 	}
 	return max(heap-hot-cacheReserve, 64<<20)
+}
+
+// gcPercent is the collector's percentage (GOGC) for a heap that holds
+// held bytes of index (hot parts and cached blocks) and about headroom
+// bytes of everything else: the percentage of the heap that headroom is,
+// at least 1 and at most Go's default of 100. The collector lets a heap
+// grow by GOGC percent of what it held live before it collects again; at
+// the default, a search instance holding a 400 MB index grew to twice
+// that between collections (maxmem 822 MB at 100,000 documents), though
+// all it allocates is a query's working memory. The index is arrays of
+// bytes and numbers, which the collector does not scan, so a collection
+// costs about as much with a small GOGC as with the default: what grows
+// is how often it runs, once per headroom of allocation, as in a process
+// that held no index.
+func gcPercent(held, headroom int64) int {
+	if headroom <= 0 || held < 0 {
+		return 100
+	}
+	return int(min(max((100*headroom+held+headroom-1)/(held+headroom), 1), 100))
+}
+
+// tuneGC sets GOGC from what the follower holds now (gcPercent), when it
+// has changed by more than a quarter of the headroom since it was last
+// set.
+func (f *Follower) tuneGC() {
+	if f.GCHeadroom <= 0 {
+		return
+	}
+	var held int64
+	if cur := f.cur.Load(); cur != nil {
+		held = cur.HotBytes
+	}
+	if f.Cache != nil {
+		held += f.Cache.Stats().Held
+	}
+	last := f.gcHeld.Load()
+	if last > 0 && held > last-f.GCHeadroom/4 && held < last+f.GCHeadroom/4 || !f.gcHeld.CompareAndSwap(last, held) {
+		return
+	}
+	debug.SetGCPercent(gcPercent(held, f.GCHeadroom))
 }
 
 // State is what a Follower has in service.
@@ -213,6 +267,7 @@ func (f *Follower) search(ctx context.Context, do func(search.Backend) error) er
 		return err
 	}
 	err = do(b)
+	f.tuneGC() // what the query read, and the prefetch since
 	f.answerOnce.Do(func() { close(f.answeredChan()) })
 	if !errors.Is(err, localsearch.ErrSegmentGone) {
 		return err
@@ -291,6 +346,7 @@ func (f *Follower) prefetch(xs []*localsearch.Index) {
 			f.logger().Warn("snapshot: the prefetch stopped; queries read what they need", "error", err)
 			return
 		}
+		f.tuneGC()
 		st := f.Cache.Stats()
 		f.logger().Info("snapshot: prefetched", "took", time.Since(start), "held_bytes", st.Held, "read_bytes", st.Bytes, "reads", st.Reads)
 	}()
@@ -464,6 +520,7 @@ func (f *Follower) refresh(ctx context.Context) error {
 			}
 		}
 	}
+	f.tuneGC()
 	f.prefetch(opened)
 	f.logger().Info("snapshot: in service", "sequence", m.Sequence, "documents", index.Len(), "segments", len(segs),
 		"read", len(missing), "opened_by_range", len(opened), "bytes_read", read, "load", loaded, "fold", time.Since(start)-loaded)

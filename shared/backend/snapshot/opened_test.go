@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"reflect"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -380,5 +381,81 @@ func TestCacheBudget(t *testing.T) {
 	}
 	if b := cacheBudget(0, 3008*mb, 3008*mb/10*9, 405*mb); b >= cold {
 		t.Errorf("3,008 MB holds %d MB of the cold parts, which cannot fit", b/mb)
+	}
+}
+
+// TestGCPercent: the collector's percentage leaves about the headroom
+// between collections, whatever the index holds, within Go's 1 to 100.
+func TestGCPercent(t *testing.T) {
+	const mb = 1 << 20
+	for _, c := range []struct {
+		held, headroom int64
+		want           int
+	}{
+		{held: 0, headroom: 128 * mb, want: 100},
+		{held: 128 * mb, headroom: 128 * mb, want: 50},
+		{held: 374 * mb, headroom: 128 * mb, want: 26},    // 100,000 documents, all held
+		{held: 3745 * mb, headroom: 128 * mb, want: 4},    // a million
+		{held: 500_000 * mb, headroom: 128 * mb, want: 1}, // never 0, which would collect without end
+		{held: 374 * mb, headroom: 0, want: 100},          // off
+	} {
+		got := gcPercent(c.held, c.headroom)
+		if got != c.want {
+			t.Errorf("gcPercent(%d MB, %d MB) = %d, want %d", c.held/mb, c.headroom/mb, got, c.want)
+		}
+		if c.headroom > 0 && c.held > 0 && c.want > 1 {
+			// What a heap of held and headroom bytes may grow by.
+			room := float64(c.held+c.headroom) * float64(got) / 100
+			if room < float64(c.headroom) || room > 1.05*float64(c.headroom)+float64(c.held+c.headroom)/100 {
+				t.Errorf("held %d MB: GOGC %d lets the heap grow %.0f MB, want about %d", c.held/mb, got, room/mb, c.headroom/mb)
+			}
+		}
+	}
+}
+
+// gcPercentNow is the collector's percentage in force.
+func gcPercentNow() int {
+	p := debug.SetGCPercent(100)
+	debug.SetGCPercent(p)
+	return p
+}
+
+// TestFollowerSizesTheCollector: a follower given a headroom sets GOGC
+// from what it holds, the hot parts at load and the blocks as queries and
+// the prefetch read them; without one it leaves GOGC alone.
+func TestFollowerSizesTheCollector(t *testing.T) {
+	ctx := context.Background()
+	defer debug.SetGCPercent(gcPercentNow())
+	m := NewMemory()
+	e, libs, _ := demoIndex(t, m, 900, 300)
+
+	debug.SetGCPercent(77)
+	f := &Follower{Blobs: m, Embedder: e, Logger: quiet, ReadWholeBelow: -1}
+	if err := f.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := answers(t, f, e, libs); err != nil {
+		t.Fatal(err)
+	}
+	if p := gcPercentNow(); p != 77 {
+		t.Fatalf("without a headroom, GOGC became %d", p)
+	}
+
+	const headroom = 64 << 10
+	f = &Follower{Blobs: m, Embedder: e, Logger: quiet, ReadWholeBelow: -1, GCHeadroom: headroom}
+	if err := f.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	hot := f.Current().HotBytes
+	if p, want := gcPercentNow(), gcPercent(hot, headroom); p != want || want == 100 {
+		t.Fatalf("at load, holding %d bytes of hot parts: GOGC %d, want %d", hot, p, want)
+	}
+	if _, err := answers(t, f, e, libs); err != nil {
+		t.Fatal(err)
+	}
+	<-f.Prefetched()
+	held := hot + f.Cache.Stats().Held
+	if p, want := gcPercentNow(), gcPercent(held, headroom); p != want || held < hot+headroom {
+		t.Errorf("holding %d bytes, hot parts and prefetched blocks: GOGC %d, want %d", held, p, want)
 	}
 }
