@@ -79,8 +79,10 @@ var sizingQueries = []string{
 // 1000). The search function's memory is 2,048 MB, or
 // DOCLIB_SIZING_MEMORY_MB's: the emulator does not enforce it, but the
 // function sizes its cache from it; maxmem-MB says what it used.
-// DOCLIB_SIZING_GOGC, when set, is the function's GOGC, which turns off its
-// sizing of the collector to its index (to compare).
+// From 500,000 documents dynalite keeps the table on disk, in a temporary
+// folder or DOCLIB_DYNALITE_PATH's. DOCLIB_SIZING_GOGC, when set, is the
+// function's GOGC, which turns off its sizing of the collector to its index
+// (to compare).
 //
 // What a reindex writes is laid down as a reindex does (DocsFromData, then
 // the writer's Publish), with the fake Bedrock's answers computed in this
@@ -120,11 +122,21 @@ func BenchmarkEmbeddedTier(b *testing.B) {
 	default:
 		b.Fatalf("DOCLIB_SIZING_TABLE=%q: want hits (the default) or full", v)
 	}
+	if slices.Max(sizes) >= sizingOnDisk && os.Getenv(dynalitetest.EnvPath) == "" {
+		// Two million items took dynalite 7 to 10 GB of memory, and the
+		// machine's 23 GB ran out with the harness's and the function's:
+		// the table goes on disk (LevelDB), which the page cache serves.
+		b.Setenv(dynalitetest.EnvPath, b.TempDir())
+	}
 	bin := build(b, "search", b.TempDir(), runtime.GOOS, runtime.GOARCH)
 	for _, n := range sizes {
 		b.Run(fmt.Sprintf("docs=%d", n), func(b *testing.B) { benchEmbeddedTier(b, bin, n, speed, full) })
 	}
 }
+
+// sizingOnDisk is the size from which the harness's dynalite keeps its
+// table on disk (DOCLIB_DYNALITE_PATH) unless told where.
+const sizingOnDisk = 500_000
 
 // sizingChanged is how many documents the measured change rewrites.
 const sizingChanged = 100

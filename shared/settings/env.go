@@ -171,6 +171,11 @@ const (
 	// EnvRequireDynalite turns "dynalite is unavailable" from a skip into a
 	// failure, so that CI cannot pass by silently skipping the DynamoDB tests.
 	EnvRequireDynalite = "DOCLIB_REQUIRE_DYNALITE"
+	// EnvDynalitePath, when set, is a folder where the tests' dynalite
+	// keeps its tables (LevelDB on disk) instead of in its memory: a table
+	// of two million items took 7 to 10 GB of memory (the sizing harness
+	// at a million documents, functions/sizing_test.go).
+	EnvDynalitePath = "DOCLIB_DYNALITE_PATH"
 	// EnvMCPInspector is where the MCP inspector's executable is
 	// (internal/suites/inspector; scripts/tools sets it).
 	EnvMCPInspector = "DOCLIB_MCP_INSPECTOR"

@@ -53,6 +53,9 @@ const (
 	// EnvRequire turns "dynalite is unavailable" from a skip into a failure,
 	// so that CI cannot pass by silently skipping the DynamoDB tests.
 	EnvRequire = settings.EnvRequireDynalite
+	// EnvPath, when set, is the folder where dynalite keeps its tables, on
+	// disk, instead of in memory.
+	EnvPath = settings.EnvDynalitePath
 )
 
 // Region is the region clients are configured with; dynalite accepts any,
@@ -233,7 +236,7 @@ func launchWithRetry() (*process, error) {
 		if err != nil {
 			return nil, err
 		}
-		p, err := launch(bin, port)
+		p, err := launch(bin, port, os.Getenv(EnvPath))
 		if err != nil {
 			return nil, err
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -156,4 +157,49 @@ func TestStopWithoutStartIsSafe(t *testing.T) {
 	}()
 	Stop()
 	Stop()
+}
+
+// TestTablesOnDisk: with DOCLIB_DYNALITE_PATH set, dynalite keeps its tables
+// in that folder, not in its memory: a table created by one process is
+// there for the next one started on the same folder.
+func TestTablesOnDisk(t *testing.T) {
+	Start(t) // skip, or fail, as the shared server would
+	dir := t.TempDir()
+	t.Setenv(EnvPath, dir)
+	ctx := context.Background()
+	tables := func(create string) []string {
+		t.Helper()
+		p, err := launchWithRetry()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.kill()
+		hc := &http.Client{}
+		defer hc.CloseIdleConnections()
+		c := newClient(p.endpoint, hc)
+		if create != "" {
+			if _, err := c.CreateTable(ctx, &dynamodb.CreateTableInput{
+				TableName:            aws.String(create),
+				BillingMode:          types.BillingModePayPerRequest,
+				AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("pk"), AttributeType: types.ScalarAttributeTypeS}},
+				KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("pk"), KeyType: types.KeyTypeHash}},
+			}); err != nil {
+				t.Fatalf("CreateTable: %v", err)
+			}
+		}
+		out, err := c.ListTables(ctx, &dynamodb.ListTablesInput{})
+		if err != nil {
+			t.Fatalf("ListTables: %v", err)
+		}
+		return out.TableNames
+	}
+	if got := tables("on-disk"); !slices.Equal(got, []string{"on-disk"}) {
+		t.Fatalf("the first process lists %v", got)
+	}
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) == 0 {
+		t.Fatalf("the folder holds %d entries (%v), want LevelDB's files", len(entries), err)
+	}
+	if got := tables(""); !slices.Equal(got, []string{"on-disk"}) {
+		t.Errorf("a second process on the same folder lists %v, want the table the first created", got)
+	}
 }

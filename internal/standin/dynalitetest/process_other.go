@@ -14,7 +14,7 @@ type process struct {
 	waitErr  error
 }
 
-func launch(string, int) (*process, error) {
+func launch(string, int, string) (*process, error) {
 	return nil, errors.New("dynalitetest supports only unix systems")
 }
 

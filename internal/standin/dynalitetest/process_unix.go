@@ -35,17 +35,23 @@ type process struct {
 	waitErr  error         // valid after done is closed
 }
 
-func launch(bin string, port int) (*process, error) {
+// launch starts dynalite on port, keeping its tables in the folder dir
+// (LevelDB on disk) or, when dir is "", in its memory.
+func launch(bin string, port int, dir string) (*process, error) {
 	p := &process{
 		endpoint: "http://127.0.0.1:" + strconv.Itoa(port),
 		out:      &tailBuffer{max: 64 << 10},
 		done:     make(chan struct{}),
 	}
-	p.cmd = exec.Command("/bin/sh", "-c", watchdog, "dynalite-watchdog", bin,
+	args := []string{"-c", watchdog, "dynalite-watchdog", bin,
 		"--host", "127.0.0.1", "--port", strconv.Itoa(port),
 		// Tables are ACTIVE at once, so the SDK's table waiters (which sleep
 		// 20 s between polls) do not slow the tests down.
-		"--createTableMs", "0", "--deleteTableMs", "0", "--updateTableMs", "0")
+		"--createTableMs", "0", "--deleteTableMs", "0", "--updateTableMs", "0"}
+	if dir != "" {
+		args = append(args, "--path", dir)
+	}
+	p.cmd = exec.Command("/bin/sh", args...)
 	p.cmd.Stdout = p.out
 	p.cmd.Stderr = p.out
 	// Own process group: Ctrl-C on go test does not reach it directly, and
@@ -72,9 +78,9 @@ func (p *process) exited() bool {
 	}
 }
 
-// kill SIGKILLs the whole group (dynalite keeps everything in memory, so
-// there is nothing to shut down gracefully) and waits for dynalite to be
-// reaped.
+// kill SIGKILLs the whole group (dynalite keeps everything in memory, or
+// in a folder the caller throws away, so there is nothing to shut down
+// gracefully) and waits for dynalite to be reaped.
 func (p *process) kill() {
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 	select {
